@@ -1,0 +1,5 @@
+"""``python -m rypsok`` runs the command line."""
+
+from rypsok.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Configuration: the limits table, the validated settings schema, loading and secret references."""

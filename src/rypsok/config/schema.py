@@ -1,0 +1,252 @@
+"""The configuration schema: every key, its type and its default from the limits table.
+
+Unknown keys are refused (``extra="forbid"``), so a typo is an error that names the key
+(REQ-CFG-005). Defaults come from :mod:`rypsok.config.limits` (REQ-CFG-003).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rypsok.config.limits import limit
+from rypsok.contract.vocabulary import SafeSearch, ToolName
+
+SCHEMA_VERSION = 1
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+PositiveMs = Annotated[int, Field(ge=1, le=600_000)]
+
+
+class ServiceSettings(_Section):
+    """``[service]``: identity, rendering, defaults applied to every engine."""
+
+    contact: str = Field(
+        default="",
+        max_length=200,
+        description="Operator contact (URL or e-mail) sent in the User-Agent (REQ-CMP-004).",
+    )
+    engine_status: bool = Field(default=True, description="Offer the engine_status tool.")
+    structured_content: bool = Field(
+        default=True, description="Send structured content next to the JSON text (REQ-MCP-011)."
+    )
+    attribution: bool = Field(
+        default=False, description="Name the engines of every result, not only where required."
+    )
+    languages: list[Annotated[str, Field(pattern=r"^[a-z]{2,3}(-[A-Za-z]{2,4})?$")]] = Field(
+        default_factory=lambda: ["en"], min_length=1, max_length=50,
+        description="Languages a caller may choose (BCP 47 primary tags).",
+    )
+    default_language: str = Field(default="en", description="Language used when none is given.")
+    region: str = Field(default="", pattern=r"^([A-Za-z]{2})?$", description="ISO 3166 code or empty.")
+    safe_search: SafeSearch = Field(default=SafeSearch.MODERATE)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_queries: bool = Field(
+        default=False,
+        description="Log query text and URLs at debug level; warns at start (LIM-P3).",
+    )
+    calls_per_minute_web_search: int = Field(default=limit("LIM-C6"), ge=1, le=100_000)
+    calls_per_minute_web_fetch: int = Field(default=limit("LIM-C7"), ge=1, le=100_000)
+    calls_per_minute_engine_status: int = Field(default=limit("LIM-C8"), ge=1, le=100_000)
+
+    @model_validator(mode="after")
+    def _default_language_offered(self) -> ServiceSettings:
+        if self.default_language not in self.languages:
+            raise ValueError("default_language must be one of languages")
+        return self
+
+    @field_validator("contact")
+    @classmethod
+    def _contact_printable(cls, value: str) -> str:
+        if any(not c.isprintable() or c in "()\\;" for c in value):
+            raise ValueError("contact must be printable and hold no parentheses or semicolons")
+        return value
+
+
+class SearchSettings(_Section):
+    """``[search]``: deadlines, counts and bounds of web_search."""
+
+    max_results_default: int = Field(default=limit("LIM-S2"), ge=1)
+    max_results_ceiling: int = Field(default=limit("LIM-S2-MAX"), ge=1, le=100)
+    results_per_engine: int = Field(default=limit("LIM-S3"), ge=1, le=50)
+    deadline_ms: PositiveMs = limit("LIM-S4")
+    engine_timeout_ms: PositiveMs = limit("LIM-S5")
+    reserve_ms: PositiveMs = limit("LIM-S6")
+    ceiling_ms: PositiveMs = limit("LIM-S7")
+    connect_timeout_ms: PositiveMs = limit("LIM-S12")
+    engines_per_search: int = Field(default=limit("LIM-S8"), ge=1, le=32)
+    title_max_chars: int = Field(default=limit("LIM-S9"), ge=20, le=2000)
+    snippet_max_chars: int = Field(default=limit("LIM-S10"), ge=20, le=5000)
+    query_max_chars: int = Field(default=limit("LIM-S1"), ge=1, le=2000)
+    requests_in_flight: int = Field(default=limit("LIM-C1"), ge=1, le=1024)
+    instruction_like: Literal["notice", "drop"] = Field(
+        default="notice", description="What to do with results holding instruction-like text."
+    )
+
+    @model_validator(mode="after")
+    def _deadlines_consistent(self) -> SearchSettings:
+        if self.engine_timeout_ms + self.reserve_ms > self.deadline_ms:
+            raise ValueError(
+                "engine_timeout_ms + reserve_ms must not exceed deadline_ms (REQ-AGG-003)"
+            )
+        if self.deadline_ms > self.ceiling_ms:
+            raise ValueError("deadline_ms must not exceed ceiling_ms")
+        if self.max_results_default > self.max_results_ceiling:
+            raise ValueError("max_results_default must not exceed max_results_ceiling")
+        return self
+
+
+class EngineSettings(_Section):
+    """``[engines.<id>]``: one engine's switch, endpoint and credential reference."""
+
+    enabled: bool | None = Field(
+        default=None, description="Switch the engine on or off; unset keeps its default."
+    )
+    endpoint: str | None = Field(
+        default=None,
+        max_length=2048,
+        description="Full URL replacing the provider's endpoint; may use {language}.",
+    )
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    api_key_file: str | None = None
+    preference: int | None = Field(
+        default=None, ge=0, le=1000, description="Order among engines of a category; lower first."
+    )
+
+    @model_validator(mode="after")
+    def _one_reference(self) -> EngineSettings:
+        if self.api_key_env and self.api_key_file:
+            raise ValueError("give api_key_env or api_key_file, not both")
+        return self
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("https://", "http://")):
+            raise ValueError("endpoint must be a full http(s) URL")
+        return value
+
+
+def _network_or_host(value: str) -> str:
+    try:
+        ipaddress.ip_network(value, strict=False)
+    except ValueError:
+        if not value or len(value) > 253 or any(c.isspace() or c in "/@:" for c in value):
+            raise ValueError(f"not a CIDR or host name: {value!r}") from None
+    return value
+
+
+class EgressSettings(_Section):
+    """``[egress]``: operator rules added to the agent-directed profile, and DNS servers."""
+
+    allow: list[str] = Field(default_factory=list, description="CIDRs or host names to allow.")
+    deny: list[str] = Field(default_factory=list, description="CIDRs or host names to deny.")
+    dns_servers: list[str] = Field(
+        default_factory=list, description="DNS servers as ip:port; empty uses the system resolver."
+    )
+    engine_proxy: str | None = Field(
+        default=None, description="One proxy URL for engine requests only (REQ-RES-008)."
+    )
+
+    @field_validator("allow", "deny")
+    @classmethod
+    def _rules(cls, value: list[str]) -> list[str]:
+        return [_network_or_host(v.strip().lower()) for v in value]
+
+    @field_validator("dns_servers")
+    @classmethod
+    def _servers(cls, value: list[str]) -> list[str]:
+        for server in value:
+            host, sep, port = server.rpartition(":")
+            try:
+                ipaddress.ip_address(host.strip("[]"))
+            except ValueError:
+                raise ValueError(f"dns server must be ip:port, got {server!r}") from None
+            if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError(f"dns server must be ip:port, got {server!r}")
+        return value
+
+
+class FetchSettings(_Section):
+    """``[fetch]``: web_fetch policy and bounds."""
+
+    allow_http: bool = Field(default=False, description="Fetch plain http without the https retry.")
+    ports: list[Annotated[int, Field(ge=1, le=65535)]] = Field(
+        default_factory=list, description="Ports allowed in addition to 80 and 443 (LIM-F8)."
+    )
+    robots: bool = Field(default=True, description="Honour robots.txt (REQ-CMP-005).")
+    strict: bool = Field(default=False, description="Fetch only URLs rypsok returned (REQ-SEC-021).")
+    follow_cross_host_redirects: bool = False
+    max_chars_default: int = Field(default=limit("LIM-F1"), ge=1)
+    max_chars_ceiling: int = Field(default=limit("LIM-F2"), ge=1, le=1_000_000)
+    max_body_bytes: int = Field(default=limit("LIM-F3"), ge=1024, le=64 * 1024 * 1024)
+    total_timeout_ms: PositiveMs = limit("LIM-F4")
+    ceiling_ms: PositiveMs = limit("LIM-F5")
+    connect_timeout_ms: PositiveMs = limit("LIM-F6")
+    max_redirects: int = Field(default=limit("LIM-F7"), ge=0, le=20)
+    fetches_in_flight: int = Field(default=limit("LIM-C3"), ge=1, le=256)
+    fetches_per_host: int = Field(default=limit("LIM-C4"), ge=1, le=64)
+    workers: int = Field(default=limit("LIM-C5"), ge=1, le=64)
+    sandbox: Literal["auto", "bwrap", "none"] = Field(
+        default="auto", description="Run extraction workers under bubblewrap when available."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> FetchSettings:
+        if self.max_chars_default > self.max_chars_ceiling:
+            raise ValueError("max_chars_default must not exceed max_chars_ceiling")
+        if self.total_timeout_ms > self.ceiling_ms:
+            raise ValueError("total_timeout_ms must not exceed ceiling_ms")
+        return self
+
+
+class PrivacySettings(_Section):
+    """``[privacy]``: the credential check of queries and URLs (REQ-PRIV-002, LIM-P1)."""
+
+    credential_check: Literal["deny", "warn", "mask", "off"] = "deny"
+
+
+class CallerSettings(_Section):
+    """``[[http.callers]]``: one authenticated caller of the HTTP service."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    token_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    token_file: str | None = None
+    tools: list[ToolName] = Field(default_factory=lambda: list(ToolName))
+
+    @model_validator(mode="after")
+    def _one_reference(self) -> CallerSettings:
+        if bool(self.token_env) == bool(self.token_file):
+            raise ValueError("give exactly one of token_env or token_file")
+        return self
+
+
+class HttpSettings(_Section):
+    """``[http]``: the Streamable HTTP listener (REQ-SEC-018)."""
+
+    bind: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    allowed_hosts: list[str] = Field(default_factory=list)
+    allowed_origins: list[str] = Field(default_factory=list)
+    callers: list[CallerSettings] = Field(default_factory=list)
+    request_ceiling_ms: PositiveMs = limit("LIM-H5")
+    max_sessions: int = Field(default=limit("LIM-H6"), ge=1, le=100_000)
+
+
+class Settings(_Section):
+    """The whole configuration file."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    engines: dict[str, EngineSettings] = Field(default_factory=dict)
+    egress: EgressSettings = Field(default_factory=EgressSettings)
+    fetch: FetchSettings = Field(default_factory=FetchSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)
