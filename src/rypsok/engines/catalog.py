@@ -1,0 +1,71 @@
+"""Which engines run: the registry joined with the configuration (REQ-ENG-003/004, REQ-OPS-003)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rypsok.config.schema import Settings
+from rypsok.config.secrets import Secret, SecretError, resolve
+from rypsok.engines.base import DriverSpec
+from rypsok.engines.registry import DRIVER_MODULES, check_identifiers, load_driver
+
+
+class EngineConfigError(ValueError):
+    """An engine entry of the configuration cannot be used; the message names the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfiguredEngine:
+    """One engine as configured: its driver, whether it runs, and why not when it does not."""
+
+    engine_id: str
+    driver: DriverSpec
+    active: bool
+    inactive_reason: str | None
+    endpoint: str
+    explicit_endpoint: bool
+    credential: Secret | None
+    preference: int
+
+
+def resolve_engines(settings: Settings) -> list[ConfiguredEngine]:
+    """Every known engine with its state, in preference order; unknown ids are refused."""
+    unknown = check_identifiers(settings.engines)
+    if unknown:
+        raise EngineConfigError(
+            f"engines.{unknown[0]}: no engine has this identifier; known engines are "
+            f"{', '.join(DRIVER_MODULES)}"
+        )
+    engines: list[ConfiguredEngine] = []
+    for position, engine_id in enumerate(DRIVER_MODULES):
+        driver = load_driver(engine_id)
+        record = driver.admission
+        entry = settings.engines.get(engine_id)
+        enabled = record.enabled_by_default if entry is None or entry.enabled is None else entry.enabled
+        try:
+            credential = resolve(entry.api_key_env, entry.api_key_file) if entry else None
+        except SecretError as exc:
+            raise EngineConfigError(f"engines.{engine_id}.api_key_file: {exc}") from None
+        reason: str | None = None
+        if not enabled:
+            reason = "disabled by configuration" if entry and entry.enabled is False else (
+                "off by default; set enabled = true"
+            )
+        elif record.key == "required" and credential is None:
+            reason = f"no key; set engines.{engine_id}.api_key_env or api_key_file"
+        endpoint = entry.endpoint if entry and entry.endpoint else record.endpoint
+        engines.append(
+            ConfiguredEngine(
+                engine_id=engine_id,
+                driver=driver,
+                active=reason is None,
+                inactive_reason=reason,
+                endpoint=endpoint,
+                explicit_endpoint=bool(entry and entry.endpoint),
+                credential=credential,
+                preference=entry.preference if entry and entry.preference is not None
+                else 100 + position,
+            )
+        )
+    engines.sort(key=lambda e: (e.preference, e.engine_id))
+    return engines
