@@ -17,14 +17,22 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REFERENCE = "mcp-server-fetch==2026.10.24"
 MESSAGES = [
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "0"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
+    },
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
 ]
@@ -41,8 +49,9 @@ def rss_kib(pid: int) -> int:
 def measure(command: list[str]) -> tuple[float, float]:
     """Seconds to the tools/list answer, and idle RSS in MiB one second later."""
     started = time.perf_counter()
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in MESSAGES))
     proc.stdin.flush()
@@ -65,8 +74,9 @@ def reference_python(venv: Path) -> Path:
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", REFERENCE, "mcp==2.3.0"],
-                       check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", REFERENCE, "mcp==2.3.0"], check=True
+        )
     return python
 
 
@@ -76,19 +86,25 @@ def summarize(name: str, command: list[str], runs: int) -> dict[str, object]:
     samples = [measure(command) for _ in range(runs)]
     times = sorted(s[0] for s in samples)
     rss = sorted(s[1] for s in samples)
-    return {"server": name, "runs": runs,
-            "first_tools_list_s_median": round(statistics.median(times), 3),
-            "first_tools_list_s_min": round(times[0], 3),
-            "first_tools_list_s_max": round(times[-1], 3),
-            "idle_rss_mib_median": round(statistics.median(rss), 1)}
+    return {
+        "server": name,
+        "runs": runs,
+        "first_tools_list_s_median": round(statistics.median(times), 3),
+        "first_tools_list_s_min": round(times[0], 3),
+        "first_tools_list_s_max": round(times[-1], 3),
+        "idle_rss_mib_median": round(statistics.median(rss), 1),
+    }
 
 
 def main() -> int:
     """Measure and print the results as JSON."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--reference-venv", type=Path,
-                        default=Path("/tmp/rypsok-bench-reference"))
+    parser.add_argument(
+        "--reference-venv",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "rypsok-bench-reference",
+    )
     parser.add_argument("--no-reference", action="store_true")
     args = parser.parse_args()
     results = [summarize("rypsok", [sys.executable, "-m", "rypsok", "serve"], args.runs)]
@@ -96,10 +112,18 @@ def main() -> int:
         python = reference_python(args.reference_venv)
         results.append(summarize(REFERENCE, [str(python), "-m", "mcp_server_fetch"], args.runs))
         ours, ref = results
-        results.append({"ratio_first_answer": round(
-            float(ours["first_tools_list_s_median"]) / float(ref["first_tools_list_s_median"]), 2),
-            "ratio_idle_rss": round(
-            float(ours["idle_rss_mib_median"]) / float(ref["idle_rss_mib_median"]), 2)})
+        results.append(
+            {
+                "ratio_first_answer": round(
+                    float(ours["first_tools_list_s_median"])
+                    / float(ref["first_tools_list_s_median"]),
+                    2,
+                ),
+                "ratio_idle_rss": round(
+                    float(ours["idle_rss_mib_median"]) / float(ref["idle_rss_mib_median"]), 2
+                ),
+            }
+        )
     print(json.dumps(results, indent=2))
     return 0
 

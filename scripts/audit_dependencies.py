@@ -24,11 +24,21 @@ def main() -> int:
     parser.add_argument("--require", action="store_true", help="fail when not audited")
     parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args()
-    command = [sys.executable, "-m", "pip_audit", "--local", "--format", "json",
-               "--progress-spinner", "off", "--skip-editable"]
+    command = [
+        sys.executable,
+        "-m",
+        "pip_audit",
+        "--local",
+        "--format",
+        "json",
+        "--progress-spinner",
+        "off",
+        "--skip-editable",
+    ]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout,
-                              check=False)
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=args.timeout, check=False
+        )
     except subprocess.TimeoutExpired:
         print("DEPENDENCY AUDIT: NOT AUDITED (pip-audit timed out)")
         return 1 if args.require else 0
@@ -39,17 +49,22 @@ def main() -> int:
         return 1 if args.require else 0
     deps = report.get("dependencies", [])
     skipped = [d["name"] for d in deps if d.get("skip_reason")]
-    vulnerable = [(d["name"], d["version"], [v["id"] for v in d.get("vulns", [])])
-                  for d in deps if d.get("vulns")]
+    vulnerable = [
+        (d["name"], d["version"], [v["id"] for v in d.get("vulns", [])])
+        for d in deps
+        if d.get("vulns")
+    ]
     for name, version, ids in vulnerable:
         print(f"  vulnerable: {name} {version}: {', '.join(ids)}")
     if vulnerable:
         print(f"DEPENDENCY AUDIT: VULNERABLE ({len(vulnerable)} packages)")
         return 1
     if skipped or not deps:
-        print(f"DEPENDENCY AUDIT: NOT AUDITED ({len(skipped)} of {len(deps)} packages skipped; "
-              "the advisory service was not reachable). Run it where it is: "
-              "python scripts/audit_dependencies.py --require")
+        print(
+            f"DEPENDENCY AUDIT: NOT AUDITED ({len(skipped)} of {len(deps)} packages skipped; "
+            "the advisory service was not reachable). Run it where it is: "
+            "python scripts/audit_dependencies.py --require"
+        )
         return 1 if args.require else 0
     print(f"DEPENDENCY AUDIT: AUDITED, {len(deps)} packages, no known vulnerabilities")
     return 0

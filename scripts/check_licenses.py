@@ -46,8 +46,9 @@ def license_of(name: str) -> str:
     expression = meta.get("License-Expression")
     if expression:
         return expression.strip()
-    classifiers = [c.split(" :: ")[-1] for c in meta.get_all("Classifier") or []
-                   if c.startswith("License ::")]
+    classifiers = [
+        c.split(" :: ")[-1] for c in meta.get_all("Classifier") or [] if c.startswith("License ::")
+    ]
     if classifiers:
         return " OR ".join(classifiers)
     return (meta.get("License") or "UNKNOWN").strip().splitlines()[0][:80]
@@ -58,8 +59,10 @@ def acceptable(found: str, allowed: set[str]) -> bool:
     if found in allowed:
         return True
     for alternative in re.split(r"\s+OR\s+|;", found):
-        terms = [t.strip().removeprefix("(").removesuffix(")") for t in
-                 re.split(r"\s+AND\s+", alternative.strip())]
+        terms = [
+            t.strip().removeprefix("(").removesuffix(")")
+            for t in re.split(r"\s+AND\s+", alternative.strip())
+        ]
         if terms and all(t in allowed for t in terms):
             return True
     return False

@@ -21,7 +21,9 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def serve_params(config: Path | None = None, env: dict[str, str] | None = None) -> StdioServerParameters:
+def serve_params(
+    config: Path | None = None, env: dict[str, str] | None = None
+) -> StdioServerParameters:
     """Parameters that start ``python -m rypsok serve`` with an optional configuration."""
     args = ["-m", "rypsok", "serve"]
     if config is not None:

@@ -13,7 +13,11 @@ from tests.support import server_env, write_config
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "rypsok", *args],
-        capture_output=True, text=True, timeout=60, env=server_env(env), check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(env),
+        check=False,
     )
 
 

@@ -6,6 +6,9 @@ The only place where long-lived objects are created and wired; no module keeps g
 from __future__ import annotations
 
 import logging
+import ssl
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -13,18 +16,23 @@ import anyio
 from rypsok import PROJECT_URL, __version__
 from rypsok.config.load import ConfigError, load_settings
 from rypsok.config.schema import Settings
+from rypsok.contract.arguments import FetchArguments
 from rypsok.contract.errors import ToolFailure
-from rypsok.contract.responses import EngineHealth, FetchResponse, StatusResponse
+from rypsok.contract.responses import FetchResponse, StatusResponse
 from rypsok.contract.tools import ContractSettings
-from rypsok.contract.arguments import FetchArguments, SearchArguments
-from rypsok.contract.responses import SearchResponse
 from rypsok.contract.vocabulary import Category, ErrorKind, Outcome, Reason, ToolName
+from rypsok.egress.gateway import Egress
 from rypsok.engines.catalog import ConfiguredEngine, EngineConfigError, resolve_engines
+from rypsok.health.circuits import Transition
 from rypsok.health.clock import SystemClock
 from rypsok.health.invocation import InvocationLimits
 from rypsok.health.metrics import Metrics
+from rypsok.health.monitor import EngineMonitor
+from rypsok.health.provider_limits import ProviderLimits
 from rypsok.logs import configure_logging, log_event
+from rypsok.search.pipeline import SearchPipeline
 from rypsok.services.calls import Services
+from rypsok.services.search import SearchService
 
 
 class ConfigurationError(Exception):
@@ -78,18 +86,31 @@ def check_report(settings: Settings, path: Path | None) -> str:
         categories = ",".join(c.value for c in e.driver.admission.categories)
         state = "active" if e.active else f"inactive ({e.inactive_reason})"
         lines.append(f"  {e.engine_id:<14} {categories:<8} {state}")
-    tools = ["web_search", "web_fetch"] + (["engine_status"] if settings.service.engine_status else [])
+    tools = ["web_search", "web_fetch"] + (
+        ["engine_status"] if settings.service.engine_status else []
+    )
     lines.append(f"tools: {', '.join(tools)}")
     lines.append(f"credential check: {settings.privacy.credential_check}")
     return "\n".join(lines) + "\n"
 
 
-def build_services(settings: Settings, logger: logging.Logger) -> Services:
-    """Wire the core for one process."""
+@asynccontextmanager
+async def runtime(
+    settings: Settings,
+    logger: logging.Logger,
+    *,
+    extra_allow: Sequence[str] = (),
+    ssl_context: ssl.SSLContext | None = None,
+) -> AsyncIterator[Services]:
+    """Wire the core for one process and close what it opened when the process ends.
+
+    ``extra_allow`` and ``ssl_context`` exist for tests, which reach loopback servers only
+    through an explicit allow rule (REQ-TEST-005); production passes neither.
+    """
     engines = resolve_engines(settings)
     contract = contract_settings(settings, engines)
-    metrics = Metrics()
     clock = SystemClock()
+    metrics = Metrics()
     limiter = InvocationLimits(
         {
             ToolName.WEB_SEARCH: settings.service.calls_per_minute_web_search,
@@ -99,55 +120,95 @@ def build_services(settings: Settings, logger: logging.Logger) -> Services:
         clock=clock,
     )
 
-    async def search(args: SearchArguments, request_id: str) -> SearchResponse:
-        raise ToolFailure(
-            ErrorKind.UNAVAILABLE, Reason.NOT_YET_AVAILABLE,
-            "web_search is not available in this build yet.",
+    def on_transition(transition: Transition) -> None:
+        log_event(
+            logger,
+            logging.WARNING,
+            "circuit",
+            engine=transition.engine,
+            state=transition.state.value,
+            previous=transition.previous.value,
+            cooldown_s=transition.cooldown_s,
         )
 
-    async def fetch(args: FetchArguments, request_id: str) -> FetchResponse:
-        raise ToolFailure(
-            ErrorKind.UNAVAILABLE, Reason.NOT_YET_AVAILABLE,
-            "web_fetch is not available in this build yet.",
-        )
-
-    def status() -> StatusResponse:
-        return StatusResponse(
-            outcome=Outcome.OK,
-            engines=[
-                EngineHealth(
-                    engine=e.engine_id,
-                    state="closed" if e.active else "disabled",
-                    median_latency_ms=None,
-                )
-                for e in engines
-            ],
-        )
-
+    monitor = EngineMonitor(clock=clock, metrics=metrics, listener=on_transition)
+    limits = ProviderLimits.from_admissions(
+        [e.driver.admission for e in engines if e.active],
+        clock=clock,
+        process_cap=settings.search.requests_in_flight,
+    )
     for e in engines:
         if not e.active:
-            log_event(logger, logging.INFO, "engine_inactive", engine=e.engine_id,
-                      reason=e.inactive_reason)
-    return Services(
-        contract=contract, search=search, fetch=fetch, status=status,
-        limiter=limiter, metrics=metrics, logger=logger,
-    )
+            log_event(
+                logger,
+                logging.INFO,
+                "engine_inactive",
+                engine=e.engine_id,
+                reason=e.inactive_reason,
+            )
+    async with Egress(
+        settings, user_agent(settings), extra_allow=extra_allow, ssl_context=ssl_context
+    ) as egress:
+        pipeline = SearchPipeline(
+            settings=settings,
+            engines=engines,
+            send=egress.engine_request,
+            monitor=monitor,
+            limits=limits,
+            logger=logger,
+        )
+        configured = [e.engine_id for e in engines]
+        disabled = {e.engine_id for e in engines if not e.active}
+
+        async def fetch(args: FetchArguments, request_id: str) -> FetchResponse:
+            raise ToolFailure(
+                ErrorKind.UNAVAILABLE,
+                Reason.NOT_YET_AVAILABLE,
+                "web_fetch is not available in this build yet.",
+            )
+
+        def status() -> StatusResponse:
+            return StatusResponse(outcome=Outcome.OK, engines=monitor.status(configured, disabled))
+
+        yield Services(
+            contract=contract,
+            search=SearchService(settings, pipeline),
+            fetch=fetch,
+            status=status,
+            limiter=limiter,
+            metrics=metrics,
+            logger=logger,
+        )
 
 
 def serve(settings: Settings, path: Path | None, *, transport: str) -> int:
     """Start serving; returns the exit code."""
     logger = configure_logging(settings.service.log_level)
     if settings.service.log_queries:
-        log_event(logger, logging.WARNING, "query_logging_enabled",
-                  detail="queries and URLs are logged at debug level (service.log_queries)")
-    log_event(logger, logging.INFO, "start", version=__version__, transport=transport,
-              config=str(path) if path else None)
-    services = build_services(settings, logger)
+        log_event(
+            logger,
+            logging.WARNING,
+            "query_logging_enabled",
+            detail="queries and URLs are logged at debug level (service.log_queries)",
+        )
+    log_event(
+        logger,
+        logging.INFO,
+        "start",
+        version=__version__,
+        transport=transport,
+        config=str(path) if path else None,
+    )
     if transport == "http":
         raise ConfigurationError("the http transport is not available in this build yet")
+    anyio.run(_serve_stdio, settings, logger)
+    return 0
+
+
+async def _serve_stdio(settings: Settings, logger: logging.Logger) -> None:
     from rypsok.mcp.server import build_server
     from rypsok.mcp.stdio import serve_stdio
 
-    server = build_server(services, structured_content=settings.service.structured_content)
-    anyio.run(serve_stdio, server, logger)
-    return 0
+    async with runtime(settings, logger) as services:
+        server = build_server(services, structured_content=settings.service.structured_content)
+        await serve_stdio(server, logger)

@@ -26,7 +26,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="rypsok", description="Meta-search and page fetch for AI agents, over MCP.")
+    parser = _Parser(
+        prog="rypsok", description="Meta-search and page fetch for AI agents, over MCP."
+    )
     parser.add_argument("--version", action="version", version=f"rypsok {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     serve = commands.add_parser("serve", help="serve MCP over stdio (default) or Streamable HTTP")

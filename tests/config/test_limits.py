@@ -50,7 +50,7 @@ def test_req_cfg_003_defaults_equal_the_limits_table() -> None:
         assert value == limit(limit_id), limit_id
     assert s.privacy.credential_check == LIMITS["LIM-P1"].value
     assert s.service.log_queries is False  # LIM-P3: off
-    assert MESSAGE_MAX_CHARS == limit("LIM-I4")
+    assert limit("LIM-I4") == MESSAGE_MAX_CHARS
 
 
 def test_req_cfg_003_search_deadlines_are_consistent() -> None:

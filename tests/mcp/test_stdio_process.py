@@ -64,8 +64,16 @@ def test_req_mcp_002_stdout_carries_only_mcp_messages_despite_bad_input() -> Non
     proc.stdin.write(b"\xff\xfe\xfd invalid utf-8 \x80\n")
     proc.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": 7}\n')
     big = "q" * 1_000_000
-    proc.stdin.write(line({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                           "params": {"name": "web_search", "arguments": {"query": big}}}))
+    proc.stdin.write(
+        line(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "web_search", "arguments": {"query": big}},
+            }
+        )
+    )
     proc.stdin.write(line({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}))
     proc.stdin.flush()
     huge = read_response(proc, 3)

@@ -61,7 +61,9 @@ _ROWS: tuple[Limit, ...] = (
     Limit("LIM-B3-MAX", "longest cooldown", 900, "s"),
     Limit("LIM-B4", "longest Retry-After honoured", 3600, "s"),
     Limit("LIM-B5", "probe requests after a cooldown", 1, "requests"),
-    Limit("LIM-I1", "all tool definitions plus server instructions, serialized", 8000, "characters"),
+    Limit(
+        "LIM-I1", "all tool definitions plus server instructions, serialized", 8000, "characters"
+    ),
     Limit("LIM-I2", "parameters per tool", 5, "parameters"),
     Limit("LIM-I3", "schema shape", "flat object of primitives and enums", "-"),
     Limit("LIM-I4", "notice and error message length", 300, "characters"),

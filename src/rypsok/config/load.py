@@ -41,7 +41,9 @@ def _read(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file; check --config or {ENV_VAR}") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read ({type(exc).__name__}); check its permissions")
+        raise ConfigError(
+            f"{path}: cannot be read ({type(exc).__name__}); check its permissions"
+        ) from None
     if len(raw) > MAX_FILE_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_FILE_BYTES} bytes; this is not a config file")
     try:
@@ -98,7 +100,7 @@ def parse_settings(data: Mapping[str, Any], *, source: str = "configuration") ->
     if inline:
         raise ConfigError(
             f"{source}: key {inline} holds a secret inline; give it by reference instead "
-            f"({inline}_env = \"VARIABLE\" or {inline}_file = \"/path\")"
+            f'({inline}_env = "VARIABLE" or {inline}_file = "/path")'
         )
     try:
         return Settings.model_validate(data)

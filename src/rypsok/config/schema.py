@@ -40,11 +40,15 @@ class ServiceSettings(_Section):
         default=False, description="Name the engines of every result, not only where required."
     )
     languages: list[Annotated[str, Field(pattern=r"^[a-z]{2,3}(-[A-Za-z]{2,4})?$")]] = Field(
-        default_factory=lambda: ["en"], min_length=1, max_length=50,
+        default_factory=lambda: ["en"],
+        min_length=1,
+        max_length=50,
         description="Languages a caller may choose (BCP 47 primary tags).",
     )
     default_language: str = Field(default="en", description="Language used when none is given.")
-    region: str = Field(default="", pattern=r"^([A-Za-z]{2})?$", description="ISO 3166 code or empty.")
+    region: str = Field(
+        default="", pattern=r"^([A-Za-z]{2})?$", description="ISO 3166 code or empty."
+    )
     safe_search: SafeSearch = Field(default=SafeSearch.MODERATE)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_queries: bool = Field(
@@ -181,7 +185,9 @@ class FetchSettings(_Section):
         default_factory=list, description="Ports allowed in addition to 80 and 443 (LIM-F8)."
     )
     robots: bool = Field(default=True, description="Honour robots.txt (REQ-CMP-005).")
-    strict: bool = Field(default=False, description="Fetch only URLs rypsok returned (REQ-SEC-021).")
+    strict: bool = Field(
+        default=False, description="Fetch only URLs rypsok returned (REQ-SEC-021)."
+    )
     follow_cross_host_redirects: bool = False
     max_chars_default: int = Field(default=limit("LIM-F1"), ge=1)
     max_chars_ceiling: int = Field(default=limit("LIM-F2"), ge=1, le=1_000_000)
@@ -242,7 +248,7 @@ class HttpSettings(_Section):
 class Settings(_Section):
     """The whole configuration file."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     engines: dict[str, EngineSettings] = Field(default_factory=dict)

@@ -50,6 +50,8 @@ def resolve(env_name: str | None, file_path: str | None) -> Secret | None:
         try:
             value = path.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
-            raise SecretError(f"cannot read the secret file {file_path}: {type(exc).__name__}")
+            raise SecretError(
+                f"cannot read the secret file {file_path}: {type(exc).__name__}"
+            ) from None
         return Secret(value) if value else None
     return None

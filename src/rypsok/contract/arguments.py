@@ -82,8 +82,12 @@ def _text(value: str, name: str, max_chars: int) -> str:
             )
     text = " ".join(value.split())
     if not text:
-        raise invalid_argument(name, f"Parameter {name} is empty after trimming whitespace.",
-                               minimum=1, maximum=max_chars)
+        raise invalid_argument(
+            name,
+            f"Parameter {name} is empty after trimming whitespace.",
+            minimum=1,
+            maximum=max_chars,
+        )
     if len(text) > max_chars:
         raise invalid_argument(
             name,
@@ -105,8 +109,9 @@ def _integer(
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise invalid_argument(name, f"Parameter {name} must be an integer.",
-                                   minimum=minimum, maximum=maximum)
+            raise invalid_argument(
+                name, f"Parameter {name} must be an integer.", minimum=minimum, maximum=maximum
+            )
     if value < minimum or (maximum is not None and value > maximum):
         bound = f"from {minimum} to {maximum}" if maximum is not None else f"at least {minimum}"
         raise invalid_argument(
@@ -131,9 +136,7 @@ def _choice(args: Mapping[str, object], name: str, valid: tuple[str, ...]) -> st
 def parse_search(args: Mapping[str, object], settings: ContractSettings) -> SearchArguments:
     """Validate web_search arguments or raise an ``invalid_request`` :class:`ToolFailure`."""
     _unknown(args, ("query", "category", "max_results", "language", "time_range"))
-    raw = _string(args, "query", required=True)
-    assert raw is not None
-    query = _text(raw, "query", settings.query_max_chars)
+    query = _text(_string(args, "query", required=True) or "", "query", settings.query_max_chars)
     category = _choice(args, "category", tuple(c.value for c in settings.categories))
     language = _choice(args, "language", settings.languages)
     time_range = _choice(args, "time_range", tuple(t.value for t in TimeRange))
@@ -151,9 +154,7 @@ def parse_search(args: Mapping[str, object], settings: ContractSettings) -> Sear
 def parse_fetch(args: Mapping[str, object], settings: ContractSettings) -> FetchArguments:
     """Validate web_fetch arguments or raise an ``invalid_request`` :class:`ToolFailure`."""
     _unknown(args, ("url", "max_chars", "start_char", "focus"))
-    url = _string(args, "url", required=True)
-    assert url is not None
-    url = url.strip()
+    url = (_string(args, "url", required=True) or "").strip()
     if not url:
         raise invalid_argument("url", "Parameter url is empty.")
     if len(url) > settings.url_max_chars:

@@ -12,7 +12,9 @@ from rypsok.contract.vocabulary import FailureClass, NoticeCode
 
 _MESSAGES: dict[NoticeCode, str] = {
     NoticeCode.ENGINE_FAILED: "Engine {engine} failed ({failure}); its results are missing.",
-    NoticeCode.ENGINE_SKIPPED_LANGUAGE: "Engine {engine} cannot honour the language and was not queried.",
+    NoticeCode.ENGINE_SKIPPED_LANGUAGE: (
+        "Engine {engine} cannot honour the language and was not queried."
+    ),
     NoticeCode.ENGINE_SKIPPED_TIME_RANGE: (
         "Engine {engine} cannot honour the time_range and was not queried."
     ),
@@ -26,7 +28,9 @@ _MESSAGES: dict[NoticeCode, str] = {
         "Engine {engine} is at its admitted request rate and was not queried."
     ),
     NoticeCode.ENGINES_NOT_QUERIED: "{count} further engines of the category were not queried.",
-    NoticeCode.RESULTS_DROPPED_URL: "{count} results were dropped: their URL is unusable or too long.",
+    NoticeCode.RESULTS_DROPPED_URL: (
+        "{count} results were dropped: their URL is unusable or too long."
+    ),
     NoticeCode.RESULTS_DROPPED_INSTRUCTION_LIKE: (
         "{count} results were dropped: they contain instruction-like text."
     ),
@@ -46,11 +50,15 @@ _MESSAGES: dict[NoticeCode, str] = {
     NoticeCode.CREDENTIAL_MASKED: (
         "A credential ({kind} at character {position}) was masked before the request."
     ),
-    NoticeCode.EXTRACTION_PARTIAL: "The page exceeded a parsing bound; the content is partial.",
+    NoticeCode.EXTRACTION_PARTIAL: ("The page exceeded a parsing bound; the content is partial."),
     NoticeCode.FETCHED_OVER_HTTPS: "The http URL was fetched over https instead.",
-    NoticeCode.REDIRECT_FOLLOWED: "{count} same-host redirects were followed; url is the final one.",
+    NoticeCode.REDIRECT_FOLLOWED: (
+        "{count} same-host redirects were followed; url is the final one."
+    ),
     NoticeCode.CHARSET_REPLACED: "Undecodable bytes were replaced while decoding the page.",
-    NoticeCode.FOCUS_NOT_FOUND: "No section matched the focus or fragment; content starts at the top.",
+    NoticeCode.FOCUS_NOT_FOUND: (
+        "No section matched the focus or fragment; content starts at the top."
+    ),
     NoticeCode.FEED_ITEMS_LIMITED: "The feed has more items than returned; {count} were kept.",
 }
 

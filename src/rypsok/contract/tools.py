@@ -78,7 +78,9 @@ def _output_schema(model: type[Any]) -> dict[str, Any]:
 
 
 _READ_ONLY_OPEN = Annotations(read_only=True, destructive=False, idempotent=True, open_world=True)
-_READ_ONLY_CLOSED = Annotations(read_only=True, destructive=False, idempotent=True, open_world=False)
+_READ_ONLY_CLOSED = Annotations(
+    read_only=True, destructive=False, idempotent=True, open_world=False
+)
 
 
 def tool_definitions(settings: ContractSettings) -> list[ToolDefinition]:

@@ -38,9 +38,9 @@ class RateLimit:
 class AdmissionRecord:
     """What the provider permits, recorded before the driver exists (REQ-CMP-001, REQ-ENG-010).
 
-    ``languages`` is None when the engine honours every language code, empty when it honours
-    none (it is then skipped with a notice whenever a language other than ``neutral_language``
-    is asked); ``time_ranges`` lists the ranges it can apply.
+    ``languages`` is None when the engine honours every language code, empty when it is
+    language-neutral (then skipped with a notice whenever a language other than the operator's
+    default is asked); ``time_ranges`` lists the ranges it can apply.
     """
 
     engine_id: str
@@ -89,9 +89,10 @@ class EngineRequest:
     """
 
     method: Literal["GET", "POST"]
-    url: str
-    headers: tuple[tuple[str, str], ...] = ()
-    body: bytes | None = None
+    url: str = field(repr=False)  # may carry a key as a query parameter (Stack Exchange)
+    # Headers and body may carry a credential: never shown in repr, logs or tracebacks.
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    body: bytes | None = field(default=None, repr=False)
     credential_headers: frozenset[str] = frozenset()
 
 
@@ -194,7 +195,13 @@ def check_status(response: EngineResponse) -> None:
     raise EngineFailure(FailureClass.REQUEST_FAILURE)
 
 
-_CHALLENGE_MARKERS = (b"captcha", b"challenge-form", b"cf-chl", b"are you a robot", b"unusual traffic")
+_CHALLENGE_MARKERS = (
+    b"captcha",
+    b"challenge-form",
+    b"cf-chl",
+    b"are you a robot",
+    b"unusual traffic",
+)
 
 
 def looks_like_challenge(response: EngineResponse) -> bool:

@@ -41,15 +41,19 @@ def resolve_engines(settings: Settings) -> list[ConfiguredEngine]:
         driver = load_driver(engine_id)
         record = driver.admission
         entry = settings.engines.get(engine_id)
-        enabled = record.enabled_by_default if entry is None or entry.enabled is None else entry.enabled
+        enabled = (
+            record.enabled_by_default if entry is None or entry.enabled is None else entry.enabled
+        )
         try:
             credential = resolve(entry.api_key_env, entry.api_key_file) if entry else None
         except SecretError as exc:
             raise EngineConfigError(f"engines.{engine_id}.api_key_file: {exc}") from None
         reason: str | None = None
         if not enabled:
-            reason = "disabled by configuration" if entry and entry.enabled is False else (
-                "off by default; set enabled = true"
+            reason = (
+                "disabled by configuration"
+                if entry and entry.enabled is False
+                else ("off by default; set enabled = true")
             )
         elif record.key == "required" and credential is None:
             reason = f"no key; set engines.{engine_id}.api_key_env or api_key_file"
@@ -63,7 +67,8 @@ def resolve_engines(settings: Settings) -> list[ConfiguredEngine]:
                 endpoint=endpoint,
                 explicit_endpoint=bool(entry and entry.endpoint),
                 credential=credential,
-                preference=entry.preference if entry and entry.preference is not None
+                preference=entry.preference
+                if entry and entry.preference is not None
                 else 100 + position,
             )
         )

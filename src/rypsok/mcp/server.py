@@ -56,9 +56,7 @@ def build_server(
         ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
         _, permitted = caller_of(ctx)
-        return mcp_types.ListToolsResult(
-            tools=[to_sdk_tool(d) for d in services.tools(permitted)]
-        )
+        return mcp_types.ListToolsResult(tools=[to_sdk_tool(d) for d in services.tools(permitted)])
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams

@@ -121,8 +121,12 @@ class Services:
             response = ErrorResponse(error=failure.body)
         except Exception as exc:  # contained: one call fails, the service goes on (REQ-SEC-014)
             log_event(
-                self._logger, logging.ERROR, "call_failed_internally",
-                request_id=request_id, tool=name, exception=type(exc).__name__,
+                self._logger,
+                logging.ERROR,
+                "call_failed_internally",
+                request_id=request_id,
+                tool=name,
+                exception=type(exc).__name__,
             )
             response = ErrorResponse(
                 error=ToolFailure(
@@ -150,9 +154,7 @@ class Services:
             f"Unknown tool; valid tools are: {', '.join(sorted(self._names))}.",
         )
 
-    def _finish(
-        self, name: str, response: Response, request_id: str, started: float
-    ) -> CallResult:
+    def _finish(self, name: str, response: Response, request_id: str, started: float) -> CallResult:
         latency_ms = (time.monotonic() - started) * 1000
         structured = to_structured(response)
         tool = ToolName(name)
@@ -166,10 +168,15 @@ class Services:
         outcome = Outcome(structured["outcome"])
         self._metrics.call(tool, outcome, latency_ms, error_kind)
         log_event(
-            self._logger, logging.INFO, "call",
-            request_id=request_id, tool=name, outcome=outcome.value,
+            self._logger,
+            logging.INFO,
+            "call",
+            request_id=request_id,
+            tool=name,
+            outcome=outcome.value,
             error_kind=error_kind.value if error_kind else None,
-            reason=reason.value if reason else None, duration_ms=round(latency_ms, 1),
+            reason=reason.value if reason else None,
+            duration_ms=round(latency_ms, 1),
         )
         return CallResult(
             structured=structured, is_error=isinstance(response, ErrorResponse), outcome=outcome

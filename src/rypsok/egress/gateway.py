@@ -1,0 +1,381 @@
+"""The egress component's single entry point, :class:`Egress`, and its two profiles (REQ-SEC-005).
+
+Every outbound request of rypsok goes through one :class:`Egress`:
+
+* **engine profile** (:meth:`Egress.engine_request`, REQ-SEC-017): the request must go to the
+  origin (scheme, host, port) of the engine's endpoint, over https, to addresses the policy
+  allows; an endpoint the operator configured explicitly may use http and private or loopback
+  addresses (metadata addresses and operator deny rules still refuse). Its credential headers
+  can therefore reach only that origin. No redirect is followed: a 3xx is returned as it came.
+  Connections are pooled per origin (keep-alive), each new one pinned to checked addresses.
+* **agent-directed profile** (:meth:`Egress.check_url` then :meth:`Egress.get`, REQ-SEC-006..009):
+  GET only, https (http when the caller allows it), ports 80, 443 and ``[fetch] ports``, the
+  full address policy, only the headers rypsok sets, one hop per call on a fresh connection
+  that is closed afterwards. The caller follows redirects by checking and getting each hop.
+
+Both profiles bound the decoded body while streaming, have a connect timeout and a total
+deadline for the whole exchange (DNS, connect, TLS, request, body) with read timeouts equal to
+the time remaining (REQ-SEC-011), ignore proxy environment variables, and send no cookies.
+Everything is async (anyio) and cancellable: a cancelled call closes its connection.
+"""
+
+from __future__ import annotations
+
+import re
+import ssl
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Final, Self
+
+import anyio
+import httpcore2
+
+from rypsok.config.schema import Settings
+from rypsok.egress.addresses import AddressPolicy, IPAddress
+from rypsok.egress.client import Exchange, exchange
+from rypsok.egress.decoding import ACCEPT_ENCODING
+from rypsok.egress.errors import EgressError, EgressReason
+from rypsok.egress.resolver import make_resolver
+from rypsok.egress.transport import (
+    Pin,
+    PinnedBackend,
+    default_ssl_context,
+    pinned,
+    require_verifying,
+)
+from rypsok.egress.urls import CheckedURL, parse_url
+from rypsok.engines.base import EngineRequest, EngineResponse
+
+FETCH_PORTS: Final = frozenset({80, 443})  # LIM-F8
+MAX_REQUEST_BODY: Final = 1024 * 1024
+MAX_DRIVER_HEADERS: Final = 32
+ENGINE_KEEPALIVE_S: Final = 30.0
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_VALUE = re.compile(r"[\x20-\x7e\t]*")
+# Headers only rypsok sets, or that change framing, connection or state; a driver may not.
+_RESERVED_HEADERS: Final = frozenset(
+    {
+        "host",
+        "user-agent",
+        "accept-encoding",
+        "connection",
+        "keep-alive",
+        "content-length",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "expect",
+        "cookie",
+        "cookie2",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedResponse:
+    """One agent-directed hop: status, lower-cased headers, decoded body and the peer address.
+
+    ``url`` is the checked URL requested (its fragment was not sent). ``peer`` is the address
+    connected to; it is for logs and tests, never for the caller's response.
+    """
+
+    url: CheckedURL
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    peer: IPAddress | None
+
+    @property
+    def location(self) -> str | None:
+        """The Location of a 3xx response (external text, to be checked as a new URL)."""
+        if 300 <= self.status < 400:
+            return self.headers.get("location")
+        return None
+
+    @property
+    def media_type(self) -> str:
+        """The media type without parameters, lower-case."""
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+def _header_value(value: str) -> str:
+    if not _VALUE.fullmatch(value) or len(value) > 8192:
+        raise EgressError(EgressReason.INVALID_REQUEST)
+    return value
+
+
+def _positive(*values: float) -> None:
+    if any(not value > 0 for value in values):
+        raise ValueError("timeouts and byte bounds must be positive")
+
+
+class Egress:
+    """The only code in rypsok that opens sockets.
+
+    ``extra_allow`` adds allow rules in code (tests reach 127.0.0.1 this way; production
+    passes none). ``ssl_context`` replaces the system trust store (tests pass a trustme CA);
+    it must verify certificates and host names. ``[egress] engine_proxy`` is not supported yet
+    and is refused rather than ignored.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        user_agent: str,
+        *,
+        extra_allow: Sequence[str] = (),
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        if not user_agent or len(user_agent) > 512 or not _VALUE.fullmatch(user_agent):
+            raise ValueError("the User-Agent must be 1 to 512 printable ASCII characters")
+        if settings.egress.engine_proxy is not None:
+            raise ValueError("[egress] engine_proxy is not supported by this egress component")
+        self._user_agent = user_agent
+        self._policy = AddressPolicy(
+            allow=[*settings.egress.allow, *extra_allow], deny=settings.egress.deny
+        )
+        self._resolver = make_resolver(settings.egress.dns_servers)
+        self._fetch_ports = FETCH_PORTS | frozenset(settings.fetch.ports)
+        self._ssl = require_verifying(ssl_context) if ssl_context else default_ssl_context()
+        self._backend = PinnedBackend()
+        # One pool per trust level, so a connection opened for an explicitly configured
+        # endpoint is never reused for a request that must pass the full policy.
+        self._pools = {
+            explicit: httpcore2.AsyncConnectionPool(
+                ssl_context=self._ssl,
+                proxy=None,
+                max_connections=settings.search.requests_in_flight,
+                max_keepalive_connections=min(32, settings.search.requests_in_flight),
+                keepalive_expiry=ENGINE_KEEPALIVE_S,
+                http1=True,
+                http2=False,
+                retries=0,
+                network_backend=self._backend,
+            )
+            for explicit in (False, True)
+        }
+        self._closed = False
+
+    # --- checks without network -------------------------------------------------------------
+
+    def _judge(self, url: CheckedURL, *, trusted: bool) -> bool:
+        """Apply the name or literal-address policy; return whether the name is trusted."""
+        if url.address is not None:
+            self._policy.check_address(url.address, trusted_name=trusted)
+            return trusted
+        return self._policy.check_name(url.host, trusted=trusted)
+
+    def check_url(self, url: str, *, allow_http: bool) -> CheckedURL:
+        """Check an agent-directed URL without network: syntax, scheme, port, name, literal.
+
+        Raises :class:`EgressError`; a name is resolved and judged again by :meth:`get`.
+        """
+        checked = parse_url(url, allow_http=allow_http, ports=self._fetch_ports)
+        self._judge(checked, trusted=False)
+        return checked
+
+    # --- the two profiles -------------------------------------------------------------------
+
+    def _pin(self, url: CheckedURL, *, trusted: bool) -> Pin:
+        policy = self._policy
+        resolver = self._resolver
+        literal = url.address
+
+        async def checked_addresses(timeout_s: float) -> tuple[IPAddress, ...]:
+            if literal is not None:
+                return (policy.check_address(literal, trusted_name=trusted),)
+            answer = await resolver.resolve(url.host, timeout_s)
+            return policy.check_answer_set(answer, trusted_name=trusted)
+
+        return Pin(url.host, url.port, checked_addresses)
+
+    def _ensure_open(self) -> None:
+        if self._closed:
+            raise EgressError(EgressReason.CLOSED)
+
+    async def _run(
+        self,
+        sender: httpcore2.AsyncConnectionPool | httpcore2.AsyncHTTPConnection,
+        *,
+        method: str,
+        url: CheckedURL,
+        headers: list[tuple[str, str]],
+        body: bytes | None,
+        pin: Pin,
+        max_bytes: int,
+        connect_timeout_s: float,
+        total_timeout_s: float,
+    ) -> Exchange:
+        try:
+            with anyio.fail_after(total_timeout_s):
+                left = total_timeout_s
+                request = httpcore2.Request(
+                    method,
+                    httpcore2.URL(
+                        scheme=url.scheme, host=url.host, port=url.port, target=url.target
+                    ),
+                    headers=headers,
+                    content=body,
+                    extensions={
+                        "timeout": {
+                            "connect": min(connect_timeout_s, left),
+                            "read": left,
+                            "write": left,
+                            "pool": left,
+                        }
+                    },
+                )
+                with pinned(pin):
+                    return await exchange(sender, request, max_bytes=max_bytes)
+        except TimeoutError:
+            raise EgressError(EgressReason.TIMEOUT) from None
+
+    async def get(
+        self,
+        url: CheckedURL,
+        *,
+        accept: str,
+        max_bytes: int,
+        connect_timeout_s: float,
+        total_timeout_s: float,
+    ) -> FetchedResponse:
+        """Fetch one agent-directed hop with GET (REQ-SEC-006/007/009, REQ-FETCH-007).
+
+        The URL is checked again (a :class:`CheckedURL` can be built by hand), its name
+        resolved, the complete answer set judged, and the connection pinned to it. A 3xx
+        is returned with its Location; following it is the caller's next call.
+        """
+        self._ensure_open()
+        _positive(max_bytes, connect_timeout_s, total_timeout_s)
+        checked = parse_url(url.url, allow_http=url.scheme == "http", ports=self._fetch_ports)
+        trusted = self._judge(checked, trusted=False)
+        headers = [
+            ("Host", checked.host_header),
+            ("User-Agent", self._user_agent),
+            ("Accept", _header_value(accept)),
+            ("Accept-Encoding", ACCEPT_ENCODING),
+            ("Connection", "close"),
+        ]
+        connection = httpcore2.AsyncHTTPConnection(
+            origin=httpcore2.Origin(
+                checked.scheme.encode("ascii"), checked.host.encode("ascii"), checked.port
+            ),
+            ssl_context=self._ssl,
+            http1=True,
+            http2=False,
+            retries=0,
+            network_backend=self._backend,
+        )
+        try:
+            result = await self._run(
+                connection,
+                method="GET",
+                url=checked,
+                headers=headers,
+                body=None,
+                pin=self._pin(checked, trusted=trusted),
+                max_bytes=max_bytes,
+                connect_timeout_s=connect_timeout_s,
+                total_timeout_s=total_timeout_s,
+            )
+        finally:
+            with anyio.move_on_after(2.0, shield=True):
+                await connection.aclose()
+        return FetchedResponse(
+            url=url,
+            status=result.status,
+            headers=result.headers,
+            body=result.body,
+            peer=result.peer,
+        )
+
+    def _engine_headers(self, request: EngineRequest, url: CheckedURL) -> list[tuple[str, str]]:
+        if len(request.headers) > MAX_DRIVER_HEADERS:
+            raise EgressError(EgressReason.INVALID_REQUEST)
+        driver: dict[str, tuple[str, str]] = {}
+        for name, value in request.headers:
+            key = name.lower()
+            if not _TOKEN.fullmatch(name) or key in _RESERVED_HEADERS or key in driver:
+                raise EgressError(EgressReason.INVALID_REQUEST)
+            if key.startswith("proxy-"):
+                raise EgressError(EgressReason.INVALID_REQUEST)
+            driver[key] = (name, _header_value(value))
+        accept = driver.pop("accept", ("Accept", "*/*"))[1]
+        headers = [
+            ("Host", url.host_header),
+            ("User-Agent", self._user_agent),
+            ("Accept", accept),
+            ("Accept-Encoding", ACCEPT_ENCODING),
+            ("Connection", "keep-alive"),
+            *driver.values(),
+        ]
+        if request.method == "POST":
+            headers.append(("Content-Length", str(len(request.body or b""))))
+        return headers
+
+    async def engine_request(
+        self,
+        request: EngineRequest,
+        *,
+        endpoint: str,
+        explicit_endpoint: bool,
+        connect_timeout_s: float,
+        total_timeout_s: float,
+        max_bytes: int,
+    ) -> EngineResponse:
+        """Send one engine request under the engine profile (REQ-SEC-017, REQ-TEST-015).
+
+        ``endpoint`` is the engine's concrete endpoint URL (any template filled in);
+        ``explicit_endpoint`` is True when the operator configured it in ``[engines.<id>]``.
+        The request URL must have the endpoint's origin, else ``origin_mismatch`` and
+        nothing is sent. A 3xx is returned, never followed.
+        """
+        self._ensure_open()
+        _positive(max_bytes, connect_timeout_s, total_timeout_s)
+        origin = parse_url(endpoint, allow_http=explicit_endpoint, ports=None)
+        url = parse_url(request.url, allow_http=explicit_endpoint, ports=None)
+        if url.origin != origin.origin:
+            # Also what keeps credential headers on the endpoint's origin.
+            raise EgressError(EgressReason.ORIGIN_MISMATCH)
+        if request.method not in ("GET", "POST"):
+            raise EgressError(EgressReason.INVALID_REQUEST)
+        if request.body is not None and (
+            request.method != "POST" or len(request.body) > MAX_REQUEST_BODY
+        ):
+            raise EgressError(EgressReason.INVALID_REQUEST)
+        trusted = self._judge(url, trusted=explicit_endpoint)
+        headers = self._engine_headers(request, url)
+        result = await self._run(
+            self._pools[explicit_endpoint],
+            method=request.method,
+            url=url,
+            headers=headers,
+            body=request.body if request.method == "POST" else None,
+            pin=self._pin(url, trusted=trusted),
+            max_bytes=max_bytes,
+            connect_timeout_s=connect_timeout_s,
+            total_timeout_s=total_timeout_s,
+        )
+        return EngineResponse(status=result.status, headers=result.headers, body=result.body)
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close the engine connection pools; later calls raise ``closed``."""
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            for pool in self._pools.values():
+                await pool.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()

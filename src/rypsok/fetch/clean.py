@@ -1,0 +1,290 @@
+"""Noise removal on the bounded tree (REQ-CTX-005, REQ-FETCH-002, REQ-PAGE-002).
+
+Two passes, in this order:
+
+* :func:`remove_invisible` drops everything a browser would not render: elements with the
+  ``hidden`` attribute, ``aria-hidden="true"``, closed ``<dialog>``, hidden inputs, inline styles
+  that hide (``display:none``, ``visibility:hidden``, ``opacity:0``, ``font-size:0``, off-screen
+  or clipped boxes), and elements whose class or id a top-level ``<style>`` rule hides with a
+  simple selector. Script, style, template, noscript and comments never reach the tree
+  (:mod:`rypsok.fetch.parse`). Stylesheets loaded from elsewhere are not evaluated: nothing is
+  fetched, so a page can still hide text with rules rypsok never sees.
+* :func:`remove_chrome` drops site chrome: navigation, banners, page headers and footers and
+  complementary asides outside the article, search forms, cookie and consent banners, dialogs.
+
+:func:`absolutize_links` resolves link targets against the page URL and keeps only http(s)
+targets; :func:`heading_ids` collects the anchors of headings for fragment matching before the
+extractor throws the attributes away.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urljoin, urlsplit
+
+import lxml.html
+from lxml import etree
+
+from rypsok.fetch.sections import heading_key
+
+MAX_URL_CHARS = 2048  # LIM-F9
+_MAX_HEADING_IDS = 2000
+_MAX_ID_CHARS = 128
+
+_HIDDEN_CLASSES = frozenset(
+    {
+        "hidden",
+        "d-none",
+        "is-hidden",
+        "hide",
+        "invisible",
+        "u-hidden",
+        "visually-hidden",
+        "visuallyhidden",
+        "sr-only",
+        "screen-reader-text",
+        "screenreader-only",
+        "display-none",
+    }
+)
+_ZERO = r"(?:0|0?\.0+|0+(?:\.0+)?(?:px|em|rem|pt|%|vh|vw)?)"
+_HIDING_DECLARATION = re.compile(
+    rf"^(?:display:none|visibility:(?:hidden|collapse)|content-visibility:hidden"
+    rf"|opacity:{_ZERO}|font-size:{_ZERO}|max-height:{_ZERO}|clip:rect\(0[^)]*\)"
+    rf"|clip-path:inset\(50%\)|(?:left|top|text-indent|margin-left):-\d{{4,}}(?:px|em|rem)?)$"
+)
+_RULE = re.compile(r"([^{}@;]{1,400})\{([^{}]{0,4000})\}")
+_SIMPLE_SELECTOR = re.compile(r"^(?:[a-z][a-z0-9]*)?([.#])([A-Za-z_][\w-]{0,100})$")
+_BANNER = re.compile(
+    r"(?:^|[-_ ])(?:cookies?|consent|gdpr|cmp|onetrust|cookiebot|cc-window|cc-banner"
+    r"|privacy-banner|cookie-notice|newsletter-popup)(?:$|[-_ ])",
+    re.IGNORECASE,
+)
+_CHROME_ROLES = frozenset(
+    {"navigation", "banner", "contentinfo", "search", "menubar", "menu", "toolbar"}
+)
+_DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
+_MAIN_XPATH = ".//main | .//article | .//*[@role='main']"
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_BANNER_MAX_CHARS = 3000
+
+
+def _declarations(style: str) -> list[str]:
+    return [
+        "".join(part.split()).lower().replace("!important", "")
+        for part in style.split(";")
+        if part.strip()
+    ]
+
+
+def _style_hides(style: str) -> bool:
+    return any(_HIDING_DECLARATION.match(d) for d in _declarations(style))
+
+
+def hidden_selectors(style_text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Classes and ids that top-level rules of the page's ``<style>`` elements hide.
+
+    Only simple selectors (``.name``, ``#name``, ``tag.name``) of rules outside at-rule blocks
+    count: ``@media print { .x { display: none } }`` hides nothing on a screen.
+    """
+    classes: set[str] = set()
+    ids: set[str] = set()
+    depth = 0
+    top_level: list[str] = []
+    start = 0
+    # Keep only text at brace depth 0 and 1 outside at-rules, by a single bounded scan.
+    for match in re.finditer(r"[{}]", style_text):
+        brace = match.group()
+        if brace == "{":
+            if depth == 0:
+                top_level.append(style_text[start : match.end()])
+            depth += 1
+        else:
+            if depth == 1:
+                top_level.append(style_text[start : match.end()])
+            depth = max(depth - 1, 0)
+        start = match.end()
+    flat = "".join(top_level)
+    flat = re.sub(r"@[^{}]*\{[^{}]*\}", "", flat)  # at-rule heads keep no inner rules here
+    for rule in _RULE.finditer(flat):
+        if not _style_hides(rule.group(2)):
+            continue
+        for selector in rule.group(1).split(","):
+            simple = _SIMPLE_SELECTOR.match(selector.strip())
+            if simple:
+                (classes if simple.group(1) == "." else ids).add(simple.group(2))
+    return frozenset(classes), frozenset(ids)
+
+
+def _class_hidden(value: str, hidden_classes: frozenset[str]) -> bool:
+    tokens = value.split()
+    if any(":" in t for t in tokens):
+        # Responsive utilities ("hidden md:block") show the element on some screens.
+        return False
+    return any(t in hidden_classes or t.lower() in _HIDDEN_CLASSES for t in tokens)
+
+
+def _invisible(el: lxml.html.HtmlElement, classes: frozenset[str], ids: frozenset[str]) -> bool:
+    get = el.get
+    if get("hidden") is not None:
+        return True
+    if (get("aria-hidden") or "").strip().lower() == "true":
+        return True
+    tag = el.tag
+    if tag == "dialog" and get("open") is None:
+        return True
+    if tag == "input" and (get("type") or "").strip().lower() == "hidden":
+        return True
+    style = get("style")
+    if style and _style_hides(style):
+        return True
+    cls = get("class")
+    if cls and _class_hidden(cls, classes):
+        return True
+    ident = get("id")
+    return bool(ident and ident in ids)
+
+
+def _drop(el: lxml.html.HtmlElement) -> None:
+    if el.getparent() is not None:
+        el.drop_tree()  # keeps the tail text, which belongs to the parent
+
+
+def remove_invisible(root: lxml.html.HtmlElement, style_text: str) -> int:
+    """Drop every element a browser would not render; return how many were dropped."""
+    classes, ids = hidden_selectors(style_text)
+    doomed = [el for el in root.iter(etree.Element) if _invisible(el, classes, ids)]
+    for el in doomed:
+        _drop(el)
+    return len(doomed)
+
+
+def drop_head(root: lxml.html.HtmlElement) -> None:
+    """Drop ``<head>``: nothing in it is rendered (read the title before)."""
+    head = root.find("head")
+    if head is not None:
+        _drop(head)
+
+
+def _inside_main(el: lxml.html.HtmlElement) -> bool:
+    for ancestor in el.iterancestors():
+        if ancestor.tag in ("main", "article") or ancestor.get("role") == "main":
+            return True
+    return False
+
+
+def _holds_main(el: lxml.html.HtmlElement) -> bool:
+    return bool(el.xpath(_MAIN_XPATH))
+
+
+def _text_length(el: lxml.html.HtmlElement) -> int:
+    return len(" ".join(el.text_content().split()))
+
+
+def _banner_like(el: lxml.html.HtmlElement) -> bool:
+    marker = f"{el.get('id') or ''} {el.get('class') or ''}"
+    return bool(_BANNER.search(marker))
+
+
+def _search_form(el: lxml.html.HtmlElement) -> bool:
+    return el.tag == "form" and bool(el.xpath(".//input[@type='search']"))
+
+
+def _overlay(el: lxml.html.HtmlElement, role: str) -> bool:
+    """A dialog, modal or cookie/consent banner outside the article, of banner size."""
+    if not (role in _DIALOG_ROLES or el.get("aria-modal") == "true" or _banner_like(el)):
+        return False
+    return not _inside_main(el) and not _holds_main(el) and _text_length(el) <= _BANNER_MAX_CHARS
+
+
+def remove_chrome(root: lxml.html.HtmlElement) -> int:
+    """Drop navigation, banners, page header/footer, asides, search forms, cookie banners."""
+    has_main = _holds_main(root)
+    doomed: list[lxml.html.HtmlElement] = []
+    for el in root.iter(etree.Element):
+        tag = el.tag
+        if tag in ("html", "body", "main", "article"):
+            continue
+        role = (el.get("role") or "").strip().lower()
+        if tag == "nav" or role in _CHROME_ROLES:
+            if not _holds_main(el):
+                doomed.append(el)
+        elif tag in ("header", "footer", "aside") or role == "complementary":
+            if _inside_main(el) or _holds_main(el):
+                continue
+            if tag == "header" and not has_main and el.find(".//h1") is not None:
+                continue  # without an article, a header with the page's h1 carries content
+            doomed.append(el)
+        elif _search_form(el) or _overlay(el, role):
+            doomed.append(el)
+    for el in doomed:
+        _drop(el)
+    return len(doomed)
+
+
+def absolutize_links(root: lxml.html.HtmlElement, base_url: str) -> None:
+    """Resolve ``href`` against the page URL; drop targets that are not bounded http(s) URLs.
+
+    The page's ``<base>`` element is ignored: page markup confers no authority (spec 002).
+    """
+    for el in root.iter("a", "area"):
+        href = el.get("href")
+        if href is None:
+            continue
+        try:
+            target = urljoin(base_url, href.strip())
+            scheme = urlsplit(target).scheme
+        except ValueError:
+            target, scheme = "", ""
+        if scheme not in ("http", "https") or len(target) > MAX_URL_CHARS:
+            del el.attrib["href"]
+        else:
+            el.set("href", target)
+
+
+def _anchor_of(el: lxml.html.HtmlElement) -> str | None:
+    value = el.get("id") or (el.get("name") if el.tag == "a" else None)
+    if isinstance(value, str) and 0 < len(value.strip()) <= _MAX_ID_CHARS:
+        return value.strip()
+    return None
+
+
+def heading_ids(root: lxml.html.HtmlElement) -> list[tuple[str, tuple[str, ...]]]:
+    """For each heading that has anchors: its normalized text and its ids, in document order.
+
+    An anchor is the heading's own id, the id or name of an anchor inside it, the id of a
+    section that the heading opens, or an empty anchor element right before it.
+    """
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for h in root.iter(*_HEADINGS):
+        ids: list[str] = []
+        own = _anchor_of(h)
+        if own:
+            ids.append(own)
+        for inner in h.iter("a", "span"):
+            if inner is not h:
+                anchor = _anchor_of(inner)
+                if anchor:
+                    ids.append(anchor)
+        parent = h.getparent()
+        if (
+            parent is not None
+            and parent.tag not in ("body", "html")
+            and len(parent)
+            and (parent[0] is h)
+        ):
+            anchor = _anchor_of(parent)
+            if anchor:
+                ids.append(anchor)
+        previous = h.getprevious()
+        if previous is not None and not previous.text_content().strip():
+            anchor = _anchor_of(previous)
+            if anchor:
+                ids.append(anchor)
+        key = heading_key(h.text_content())
+        unique = tuple(dict.fromkeys(ids))[:4]
+        if unique and key:
+            found.append((key, unique))
+            if len(found) >= _MAX_HEADING_IDS:
+                break
+    return found

@@ -1,0 +1,144 @@
+"""Main content and title of a cleaned HTML tree (REQ-FETCH-002/004, REQ-PAGE-002).
+
+:func:`main_markdown` asks trafilatura for the main content as Markdown with links, tables and
+inline formatting; the settings were chosen by measurement (``docs/extraction.md``). When
+trafilatura finds nothing, a readability-like fallback picks the element that holds the most
+paragraph text (``main``, ``article`` or the best-scoring block) and renders it with
+:mod:`rypsok.fetch.markdown`; when even that is empty, the whole cleaned body is rendered.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Literal
+
+import lxml.html
+import trafilatura
+
+from rypsok.fetch.markdown import to_markdown
+from rypsok.fetch.sections import plain_text
+
+Method = Literal["trafilatura", "fallback", "body"]
+
+TITLE_MAX_CHARS = 200  # LIM-S9
+_MIN_MAIN_CHARS = 40
+_PARAGRAPH_TAGS = ("p", "pre", "li", "td", "blockquote", "dd")
+
+
+@dataclass(frozen=True, slots=True)
+class MainContent:
+    """The Markdown of the main content and how it was found."""
+
+    markdown: str
+    method: Method
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def page_title(root: lxml.html.HtmlElement) -> str | None:
+    """The page's title: ``<title>``, else ``og:title``, else the first ``<h1>``."""
+    candidates: list[str] = []
+    title = root.find(".//title")
+    if title is not None:
+        candidates.append(title.text_content())
+    for meta in root.iter("meta"):
+        if (meta.get("property") or meta.get("name") or "").strip().lower() == "og:title":
+            candidates.append(meta.get("content") or "")
+            break
+    h1 = next(root.iter("h1"), None)
+    if h1 is not None:
+        candidates.append(h1.text_content())
+    for candidate in candidates:
+        text = _collapse(candidate)
+        if text:
+            return text
+    return None
+
+
+def bound_title(title: str | None) -> tuple[str | None, bool]:
+    """Bound a title to LIM-S9 at a word boundary when one is near; report whether it was cut."""
+    if title is None or len(title) <= TITLE_MAX_CHARS:
+        return title, False
+    cut = title[:TITLE_MAX_CHARS]
+    space = cut.rfind(" ")
+    if space >= TITLE_MAX_CHARS * 3 // 4:
+        cut = cut[:space]
+    return cut.rstrip(), True
+
+
+def _trafilatura(root: lxml.html.HtmlElement, url: str) -> str:
+    # trafilatura edits the tree it is given; the fallback needs the original.
+    result = trafilatura.extract(
+        copy.deepcopy(root),
+        url=url or None,
+        output_format="markdown",
+        include_links=True,
+        include_tables=True,
+        include_formatting=True,
+        include_images=False,
+        include_comments=True,
+        favor_precision=False,
+        favor_recall=True,
+        deduplicate=False,
+        with_metadata=False,
+    )
+    return result.strip() if isinstance(result, str) else ""
+
+
+def _paragraph_score(el: lxml.html.HtmlElement) -> float:
+    text = _collapse(el.text_content())
+    if not text:
+        return 0.0
+    link_chars = sum(len(_collapse(a.text_content())) for a in el.iter("a"))
+    density = link_chars / len(text)
+    return len(text) * (1.0 - density)
+
+
+def main_element(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """The element that most likely holds the main content (readability-like scoring)."""
+    for xpath in (".//main", ".//*[@role='main']", ".//article"):
+        found = root.xpath(xpath)
+        if len(found) == 1:
+            element: lxml.html.HtmlElement = found[0]
+            return element
+    body = root.find("body")
+    top: lxml.html.HtmlElement = body if body is not None else root
+    scores: dict[lxml.html.HtmlElement, float] = {}
+    for para in top.iter(*_PARAGRAPH_TAGS):
+        parent = para.getparent()
+        if parent is None:
+            continue
+        score = _paragraph_score(para)
+        scores[parent] = scores.get(parent, 0.0) + score
+        grand = parent.getparent()
+        if grand is not None:
+            scores[grand] = scores.get(grand, 0.0) + score / 2
+    if not scores:
+        return top
+    best = max(scores, key=lambda el: scores[el])
+    total = _paragraph_score(top)
+    # A block with too small a share of the page's text is a fragment, not the article.
+    if total and len(_collapse(best.text_content())) < 0.25 * total:
+        return top
+    return best
+
+
+def main_markdown(root: lxml.html.HtmlElement, url: str) -> MainContent:
+    """The main content of the cleaned tree as Markdown (see the module docstring)."""
+    try:
+        found = _trafilatura(root, url)
+    except (RecursionError, ValueError, TypeError, AttributeError, IndexError, KeyError):
+        # A page that makes the extractor fail falls back to rypsok's own rendering.
+        found = ""
+    if len(plain_text(found)) >= _MIN_MAIN_CHARS:
+        return MainContent(found, "trafilatura")
+    fallback = to_markdown(main_element(root))
+    if len(plain_text(fallback)) >= max(len(plain_text(found)), 1):
+        return MainContent(fallback, "fallback")
+    if found:
+        return MainContent(found, "trafilatura")
+    body = root.find("body")
+    return MainContent(to_markdown(body if body is not None else root), "body")

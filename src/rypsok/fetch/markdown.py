@@ -1,0 +1,189 @@
+"""A small DOM-to-Markdown renderer, used when trafilatura finds no main content.
+
+It renders headings as ``#``, paragraphs, nested lists, links, inline code, fenced code blocks,
+block quotes and tables. Recursion follows the tree, whose depth the parser bounded to LIM-F11
+(:mod:`rypsok.fetch.parse`). A paragraph that starts with Markdown block syntax is escaped so
+that page text cannot pose as a heading of the outline.
+"""
+
+from __future__ import annotations
+
+import re
+
+import lxml.html
+
+_BLOCK_TAGS = frozenset(
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "center",
+        "dd",
+        "details",
+        "dialog",
+        "dir",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "html",
+        "li",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+        "caption",
+    }
+)
+_HEADING_LEVEL = {f"h{n}": n for n in range(1, 7)}
+_BLOCK_START = re.compile(r"^(#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|```|~~~|={3,}\s*$|-{3,}\s*$)")
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _escape_block_start(text: str) -> str:
+    return "\\" + text if _BLOCK_START.match(text) else text
+
+
+def _inline(el: lxml.html.HtmlElement) -> str:
+    """The inline Markdown of an element and its descendants (without its tail)."""
+    parts: list[str] = [el.text or ""]
+    for child in el:
+        parts.append(_inline_child(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
+
+
+def _inline_child(el: lxml.html.HtmlElement) -> str:
+    tag = el.tag if isinstance(el.tag, str) else ""
+    if tag == "br":
+        return "\n"
+    inner = _inline(el)
+    text = _collapse(inner)
+    if not text:
+        return " " if inner else ""
+    if tag == "a" and el.get("href"):
+        return f"[{text}]({el.get('href')})"
+    if tag in ("strong", "b"):
+        return f"**{text}**"
+    if tag in ("em", "i"):
+        return f"*{text}*"
+    if tag in ("code", "kbd", "samp", "tt"):
+        return f"`{text}`"
+    return inner
+
+
+def _paragraph(text: str) -> str:
+    lines = [_collapse(line) for line in text.split("\n")]
+    return "\n".join(_escape_block_start(line) for line in lines if line)
+
+
+def _blocks(el: lxml.html.HtmlElement) -> list[str]:
+    """The Markdown blocks of an element's content."""
+    blocks: list[str] = []
+    run: list[str] = [el.text or ""]
+
+    def flush() -> None:
+        text = _paragraph("".join(run))
+        if text:
+            blocks.append(text)
+        run.clear()
+
+    for child in el:
+        tag = child.tag if isinstance(child.tag, str) else ""
+        if tag in _BLOCK_TAGS:
+            flush()
+            blocks.extend(_block(child, tag))
+        else:
+            run.append(_inline_child(child))
+        run.append(child.tail or "")
+    flush()
+    return blocks
+
+
+def _list(el: lxml.html.HtmlElement, ordered: bool) -> list[str]:
+    items: list[str] = []
+    number = 1
+    for child in el:
+        if child.tag != "li":
+            continue
+        marker = f"{number}. " if ordered else "- "
+        number += 1
+        body = "\n".join(_blocks(child)).split("\n")
+        if not body or not body[0].strip():
+            continue
+        indent = " " * len(marker)
+        items.append(marker + body[0] + "".join("\n" + indent + line for line in body[1:]))
+    return ["\n".join(items)] if items else []
+
+
+def _table(el: lxml.html.HtmlElement) -> list[str]:
+    rows: list[list[str]] = []
+    for tr in el.iter("tr"):
+        cells = [
+            _collapse(_inline(cell)).replace("|", "\\|") for cell in tr if cell.tag in ("td", "th")
+        ]
+        if cells:
+            rows.append(cells)
+    if not rows:
+        return []
+    width = max(len(r) for r in rows)
+    lines = ["| " + " | ".join(r + [""] * (width - len(r))) + " |" for r in rows]
+    lines.insert(1, "|" + "---|" * width)
+    return ["\n".join(lines)]
+
+
+def _block(el: lxml.html.HtmlElement, tag: str) -> list[str]:
+    if tag in _HEADING_LEVEL:
+        text = _collapse(_inline(el))
+        return [f"{'#' * _HEADING_LEVEL[tag]} {text}"] if text else []
+    if tag in ("ul", "ol", "menu", "dir"):
+        return _list(el, ordered=tag == "ol")
+    if tag == "pre":
+        code = el.text_content().strip("\n")
+        fence = "````" if "```" in code else "```"
+        return [f"{fence}\n{code}\n{fence}"] if code.strip() else []
+    if tag == "table":
+        return _table(el)
+    if tag == "blockquote":
+        inner = "\n\n".join(_blocks(el))
+        if not inner:
+            return []
+        return ["\n".join("> " + line if line else ">" for line in inner.split("\n"))]
+    if tag == "hr":
+        return ["---"]
+    return _blocks(el)
+
+
+def to_markdown(el: lxml.html.HtmlElement) -> str:
+    """Render ``el`` and its descendants as Markdown."""
+    return "\n\n".join(b for b in _blocks(el) if b.strip())

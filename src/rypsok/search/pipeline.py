@@ -1,0 +1,327 @@
+"""The web_search pipeline: engine selection, concurrent fan-out, cleaning, fusion, outcome.
+
+Deadlines (REQ-AGG-002/003): every engine request is cut at the per-engine timeout (LIM-S5),
+and the whole engine phase at the search deadline minus the reserve (LIM-S4 - LIM-S6), both
+measured from the start of the call; the caller wraps the call in the hard ceiling (LIM-S7).
+Requests run concurrently inside one task group, so cancellation or the deadline aborts them,
+never detaches them (REQ-AGG-006), and the search completes as soon as the last engine is done
+(REQ-AGG-009). A failed request is not retried (REQ-AGG-008); an exception in a driver is
+contained to its engine (REQ-AGG-007). The output depends only on the engines' answers, not
+on the order they arrive in (REQ-ARCH-004).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+
+from rypsok.config.schema import Settings
+from rypsok.contract.arguments import SearchArguments
+from rypsok.contract.errors import ToolFailure
+from rypsok.contract.notices import Notice, notice
+from rypsok.contract.responses import SearchResponse, SearchResult
+from rypsok.contract.vocabulary import ErrorKind, FailureClass, NoticeCode, Outcome, Reason
+from rypsok.egress.errors import EgressError, EgressReason
+from rypsok.engines.base import (
+    EngineFailure,
+    EngineQuery,
+    EngineRequest,
+    EngineResponse,
+    RawResult,
+)
+from rypsok.engines.catalog import ConfiguredEngine
+from rypsok.health.circuits import Admission
+from rypsok.health.monitor import EngineMonitor
+from rypsok.health.provider_limits import ProviderLimits, ProviderSkip
+from rypsok.logs import log_event
+from rypsok.search.fuse import EngineResult, fuse
+from rypsok.search.results import CleaningTally, clean_results
+
+URL_MAX_CHARS = 2048  # LIM-F9
+# A request that could not get this much of the engine phase is not worth starting.
+MIN_REQUEST_S = 0.5
+# Bodies above this are parsed in a worker thread, so a large answer never stalls the loop.
+THREAD_PARSE_BYTES = 256 * 1024
+
+Sender = Callable[..., Awaitable[EngineResponse]]
+"""``send(request, *, endpoint, explicit_endpoint, connect_timeout_s, total_timeout_s,
+max_bytes)``: :meth:`rypsok.egress.gateway.Egress.engine_request` in production."""
+
+_TIMEOUT_REASONS = frozenset({EgressReason.TIMEOUT})
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOutcome:
+    """How one engine's part of a search ended."""
+
+    engine: str
+    status: Literal["answered", "failed", "skipped_health", "skipped_limit"]
+    results: tuple[RawResult, ...] = ()
+    failure: FailureClass | None = None
+
+
+def _classify_egress(error: EgressError) -> FailureClass:
+    return (
+        FailureClass.TIMEOUT if error.reason in _TIMEOUT_REASONS else FailureClass.REQUEST_FAILURE
+    )
+
+
+class SearchPipeline:
+    """web_search over the configured engines."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        engines: Sequence[ConfiguredEngine],
+        send: Sender,
+        monitor: EngineMonitor,
+        limits: ProviderLimits,
+        logger: logging.Logger,
+    ) -> None:
+        self._settings = settings
+        self._engines = [e for e in engines if e.active]
+        self._preference = {e.engine_id: e.preference for e in engines}
+        self._send = send
+        self._monitor = monitor
+        self._limits = limits
+        self._logger = logger
+
+    def _select(self, args: SearchArguments) -> tuple[list[ConfiguredEngine], list[Notice]]:
+        """The engines to query, in preference order, and a notice per engine left out."""
+        chosen: list[ConfiguredEngine] = []
+        notices: list[Notice] = []
+        default_language = self._settings.service.default_language
+        for engine in self._engines:
+            record = engine.driver.admission
+            if args.category not in record.categories:
+                continue
+            language = args.language.split("-")[0].lower()
+            if record.languages is not None and not (
+                # A language-neutral engine (empty set) honours only the operator's default.
+                language in record.languages
+                if record.languages
+                else args.language == default_language
+            ):
+                notices.append(notice(NoticeCode.ENGINE_SKIPPED_LANGUAGE, engine=engine.engine_id))
+                continue
+            if args.time_range is not None and args.time_range not in record.time_ranges:
+                notices.append(
+                    notice(NoticeCode.ENGINE_SKIPPED_TIME_RANGE, engine=engine.engine_id)
+                )
+                continue
+            if len(args.query) > record.max_query_chars:
+                notices.append(
+                    notice(NoticeCode.ENGINE_SKIPPED_QUERY_LENGTH, engine=engine.engine_id)
+                )
+                continue
+            chosen.append(engine)
+        cap = self._settings.search.engines_per_search
+        if len(chosen) > cap:
+            notices.append(notice(NoticeCode.ENGINES_NOT_QUERIED, count=len(chosen) - cap))
+            chosen = chosen[:cap]
+        return chosen, notices
+
+    def _query(self, engine: ConfiguredEngine, args: SearchArguments) -> EngineQuery:
+        service = self._settings.service
+        language = args.language.split("-")[0].lower()
+        return EngineQuery(
+            text=args.query,
+            endpoint=engine.endpoint.replace("{language}", language),
+            count=min(
+                self._settings.search.results_per_engine, engine.driver.admission.max_results
+            ),
+            language=args.language,
+            time_range=args.time_range,
+            region=service.region,
+            safe_search=service.safe_search,
+            credential=engine.credential,
+            contact=service.contact,
+            now=time.time(),
+        )
+
+    async def _run_engine(
+        self, engine: ConfiguredEngine, args: SearchArguments, phase_end: float, request_id: str
+    ) -> EngineOutcome:
+        engine_id = engine.engine_id
+        admission = self._monitor.admit(engine_id)
+        if not admission.allowed:
+            return EngineOutcome(engine_id, "skipped_health")
+        slot = await self._limits.acquire(engine_id, phase_end - MIN_REQUEST_S)
+        if isinstance(slot, ProviderSkip):
+            self._monitor.release(admission)
+            return EngineOutcome(engine_id, "skipped_limit")
+        started = time.monotonic()
+        recorded = False
+        try:
+            outcome = await self._request(engine, args, phase_end, admission, started)
+            recorded = True
+            return outcome
+        finally:
+            slot.release()
+            if not recorded:  # cancelled: no verdict on the engine (REQ-AGG-006)
+                self._monitor.release(admission)
+            log_event(
+                self._logger,
+                logging.DEBUG,
+                "engine_request",
+                request_id=request_id,
+                engine=engine_id,
+                duration_ms=round((time.monotonic() - started) * 1000, 1),
+            )
+
+    async def _request(
+        self,
+        engine: ConfiguredEngine,
+        args: SearchArguments,
+        phase_end: float,
+        admission: Admission,
+        started: float,
+    ) -> EngineOutcome:
+        engine_id = engine.engine_id
+        search = self._settings.search
+        record = engine.driver.admission
+        retry_after: float | None = None
+        try:
+            query = self._query(engine, args)
+            request: EngineRequest = engine.driver.build_request(query)
+            total_s = min(search.engine_timeout_ms / 1000, phase_end - time.monotonic())
+            response = await self._send(
+                request,
+                endpoint=query.endpoint,
+                explicit_endpoint=engine.explicit_endpoint,
+                connect_timeout_s=min(search.connect_timeout_ms / 1000, total_s),
+                total_timeout_s=total_s,
+                max_bytes=record.max_response_bytes,
+            )
+            if len(response.body) > THREAD_PARSE_BYTES:
+                results = await anyio.to_thread.run_sync(engine.driver.parse, response)
+            else:
+                results = engine.driver.parse(response)
+        except EngineFailure as failure:
+            failure_class, retry_after = failure.failure_class, failure.retry_after_s
+        except EgressError as error:
+            failure_class = _classify_egress(error)
+        except Exception as exc:  # a driver bug is contained to its engine (REQ-AGG-007)
+            log_event(
+                self._logger,
+                logging.WARNING,
+                "driver_exception",
+                engine=engine_id,
+                exception=type(exc).__name__,
+            )
+            failure_class = FailureClass.PARSE_FAILURE
+        else:
+            latency_ms = (time.monotonic() - started) * 1000
+            self._monitor.record_success(engine_id, latency_ms, admission)
+            return EngineOutcome(engine_id, "answered", tuple(results))
+        latency_ms = (time.monotonic() - started) * 1000
+        self._monitor.record_failure(engine_id, failure_class, latency_ms, retry_after, admission)
+        log_event(
+            self._logger,
+            logging.INFO,
+            "engine_failed",
+            engine=engine_id,
+            failure=failure_class.value,
+            duration_ms=round(latency_ms, 1),
+        )
+        return EngineOutcome(engine_id, "failed", failure=failure_class)
+
+    async def search(self, args: SearchArguments, request_id: str) -> SearchResponse:
+        """Run one search to its response, or raise the call's :class:`ToolFailure`."""
+        started = time.monotonic()
+        search = self._settings.search
+        engines, notices = self._select(args)
+        if not engines:
+            raise ToolFailure(
+                ErrorKind.UNAVAILABLE,
+                Reason.NO_ENGINE_AVAILABLE,
+                "No enabled engine serves this category with this language and time_range; "
+                "change them or ask the operator to enable more engines.",
+            )
+        phase_end = started + (search.deadline_ms - search.reserve_ms) / 1000
+        outcomes: dict[str, EngineOutcome] = {}
+
+        async def run(engine: ConfiguredEngine) -> None:
+            outcomes[engine.engine_id] = await self._run_engine(engine, args, phase_end, request_id)
+
+        with anyio.move_on_after(max(0.0, phase_end - time.monotonic())):
+            async with anyio.create_task_group() as group:
+                for engine in engines:
+                    group.start_soon(run, engine)
+        return self._respond(args, engines, outcomes, notices)
+
+    def _respond(
+        self,
+        args: SearchArguments,
+        engines: Sequence[ConfiguredEngine],
+        outcomes: dict[str, EngineOutcome],
+        notices: list[Notice],
+    ) -> SearchResponse:
+        search = self._settings.search
+        tally = CleaningTally()
+        by_engine: dict[str, list[EngineResult]] = {}
+        degraded = False
+        for engine in engines:  # preference order: notices in a fixed order
+            outcome = outcomes.get(engine.engine_id)
+            if outcome is None:  # still running at the deadline
+                outcome = EngineOutcome(engine.engine_id, "failed", failure=FailureClass.TIMEOUT)
+            if outcome.status == "answered":
+                by_engine[engine.engine_id] = clean_results(
+                    outcome.results,
+                    title_max_chars=search.title_max_chars,
+                    snippet_max_chars=search.snippet_max_chars,
+                    url_max_chars=URL_MAX_CHARS,
+                    drop_instruction_like=search.instruction_like == "drop",
+                    tally=tally,
+                )
+                continue
+            degraded = True
+            if outcome.status == "failed":
+                notices.append(
+                    notice(
+                        NoticeCode.ENGINE_FAILED, engine=engine.engine_id, failure=outcome.failure
+                    )
+                )
+            elif outcome.status == "skipped_health":
+                notices.append(
+                    notice(NoticeCode.ENGINE_SKIPPED_CIRCUIT_OPEN, engine=engine.engine_id)
+                )
+            else:
+                notices.append(
+                    notice(NoticeCode.ENGINE_SKIPPED_RATE_LIMIT, engine=engine.engine_id)
+                )
+        if not by_engine:
+            raise ToolFailure(
+                ErrorKind.UNAVAILABLE,
+                Reason.NO_ENGINE_ANSWERED,
+                "No search engine answered in time; retry later or use another category.",
+            )
+        fused = fuse(by_engine, self._preference, args.max_results)
+        attribution = self._settings.service.attribution
+        required = {e.engine_id for e in engines if e.driver.admission.attribution_required}
+        results = []
+        for item in fused:
+            observed = [o.engine for o in item.observations]
+            show = attribution or any(e in required for e in observed)
+            results.append(
+                SearchResult(
+                    title=item.title,
+                    url=item.url,
+                    snippet=item.snippet,
+                    date=item.date,
+                    engines=sorted(observed, key=lambda e: self._preference.get(e, 0))
+                    if show
+                    else None,
+                )
+            )
+        notices.extend(tally.notices())
+        verdict: Literal[Outcome.OK, Outcome.PARTIAL, Outcome.EMPTY] = (
+            Outcome.EMPTY if not results else Outcome.PARTIAL if degraded else Outcome.OK
+        )
+        return SearchResponse(outcome=verdict, notices=notices, results=results)
