@@ -14,15 +14,19 @@ from pathlib import Path
 import anyio
 
 from rypsok import PROJECT_URL, __version__
+from rypsok.config.limits import limit
 from rypsok.config.load import ConfigError, load_settings
 from rypsok.config.schema import Settings
-from rypsok.contract.arguments import FetchArguments
-from rypsok.contract.errors import ToolFailure
-from rypsok.contract.responses import FetchResponse, StatusResponse
+from rypsok.contract.responses import StatusResponse
 from rypsok.contract.tools import ContractSettings
-from rypsok.contract.vocabulary import Category, ErrorKind, Outcome, Reason, ToolName
+from rypsok.contract.vocabulary import Category, Outcome, ToolName
 from rypsok.egress.gateway import Egress
 from rypsok.engines.catalog import ConfiguredEngine, EngineConfigError, resolve_engines
+from rypsok.fetch import Extractor
+from rypsok.fetch.hosts import FetchSlots
+from rypsok.fetch.retrieve import Retriever
+from rypsok.fetch.robots import RobotsPolicy
+from rypsok.fetch.strict import ReturnedURLs
 from rypsok.health.circuits import Transition
 from rypsok.health.clock import SystemClock
 from rypsok.health.invocation import InvocationLimits
@@ -32,6 +36,7 @@ from rypsok.health.provider_limits import ProviderLimits
 from rypsok.logs import configure_logging, log_event
 from rypsok.search.pipeline import SearchPipeline
 from rypsok.services.calls import Services
+from rypsok.services.fetch import FetchService
 from rypsok.services.search import SearchService
 
 
@@ -160,25 +165,51 @@ async def runtime(
         configured = [e.engine_id for e in engines]
         disabled = {e.engine_id for e in engines if not e.active}
 
-        async def fetch(args: FetchArguments, request_id: str) -> FetchResponse:
-            raise ToolFailure(
-                ErrorKind.UNAVAILABLE,
-                Reason.NOT_YET_AVAILABLE,
-                "web_fetch is not available in this build yet.",
+        returned = ReturnedURLs()
+        fetch_settings = settings.fetch
+        robots = (
+            RobotsPolicy(
+                get=egress.get,
+                check=lambda url: egress.check_url(url, allow_http=True),
+                clock=clock,
+                lifetime_s=limit("LIM-F12"),
+                max_bytes=limit("LIM-F13"),
+                logger=logger,
             )
+            if fetch_settings.robots
+            else None
+        )
+        retriever = Retriever(
+            egress=egress,
+            robots=robots,
+            slots=FetchSlots(
+                process=fetch_settings.fetches_in_flight, per_host=fetch_settings.fetches_per_host
+            ),
+            returned=returned,
+            settings=fetch_settings,
+            logger=logger,
+        )
+        extractor = Extractor(workers=fetch_settings.workers, sandbox=fetch_settings.sandbox)
+        log_event(
+            logger, logging.INFO, "extraction_containment", containment=extractor.containment()
+        )
 
         def status() -> StatusResponse:
             return StatusResponse(outcome=Outcome.OK, engines=monitor.status(configured, disabled))
 
-        yield Services(
-            contract=contract,
-            search=SearchService(settings, pipeline),
-            fetch=fetch,
-            status=status,
-            limiter=limiter,
-            metrics=metrics,
-            logger=logger,
-        )
+        try:
+            yield Services(
+                contract=contract,
+                search=SearchService(settings, pipeline, returned),
+                fetch=FetchService(settings, retriever, extractor),
+                status=status,
+                limiter=limiter,
+                metrics=metrics,
+                logger=logger,
+            )
+        finally:
+            with anyio.CancelScope(shield=True):
+                await extractor.aclose()
 
 
 def serve(settings: Settings, path: Path | None, *, transport: str) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ssl
 import threading
 from collections.abc import Callable
+from typing import Literal
 
 import anyio
 import pytest
@@ -48,20 +49,40 @@ async def send(
 
 
 async def refused(
-    egress: Egress, request: EngineRequest, endpoint: str, **kwargs: bool
+    egress: Egress,
+    request: EngineRequest,
+    endpoint: str,
+    *,
+    explicit: bool = False,
+    max_bytes: int = 1 << 20,
+    total_timeout_s: float = 10,
 ) -> EgressError:
     with pytest.raises(EgressError) as caught:
-        await send(egress, request, endpoint, **kwargs)  # type: ignore[arg-type]
+        await send(
+            egress,
+            request,
+            endpoint,
+            explicit=explicit,
+            max_bytes=max_bytes,
+            total_timeout_s=total_timeout_s,
+        )
     return caught.value
 
 
-def keyed(url: str, **kwargs: object) -> EngineRequest:
+def keyed(
+    url: str,
+    *,
+    method: Literal["GET", "POST"] = "GET",
+    body: bytes | None = None,
+    headers: tuple[tuple[str, str], ...] = (),
+) -> EngineRequest:
+    """A driver's request that carries a credential header."""
     return EngineRequest(
-        method=kwargs.pop("method", "GET"),  # type: ignore[arg-type]
+        method=method,
         url=url,
-        headers=(("Accept", "application/json"), KEY, *kwargs.pop("headers", ())),  # type: ignore[misc]
+        headers=(("Accept", "application/json"), KEY, *headers),
+        body=body,
         credential_headers=frozenset({"x-api-key"}),
-        **kwargs,  # type: ignore[arg-type]
     )
 
 
@@ -251,7 +272,7 @@ async def test_req_sec_010_engine_response_bounded(
     with serving(respond_each(body=b"x" * 5000)) as engine:
         egress = make_egress(make_settings(dns_server=engine_dns.address))
         endpoint = f"http://engine.test:{engine.port}/"
-        error = await refused(egress, keyed(endpoint), endpoint, explicit=True, max_bytes=4096)  # type: ignore[arg-type]
+        error = await refused(egress, keyed(endpoint), endpoint, explicit=True, max_bytes=4096)
     assert error.reason == EgressReason.TOO_LARGE
 
 
@@ -296,7 +317,7 @@ async def test_req_sec_011_engine_total_deadline(
     with serving(slow) as engine:
         egress = make_egress(make_settings(dns_server=engine_dns.address))
         endpoint = f"http://engine.test:{engine.port}/"
-        error = await refused(egress, keyed(endpoint), endpoint, explicit=True, total_timeout_s=2)  # type: ignore[arg-type]
+        error = await refused(egress, keyed(endpoint), endpoint, explicit=True, total_timeout_s=2)
     assert error.reason == EgressReason.TIMEOUT
 
 

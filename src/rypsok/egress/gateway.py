@@ -106,6 +106,16 @@ def _header_value(value: str) -> str:
     return value
 
 
+def _scrubbed(error: EgressError) -> EgressError:
+    """A fresh error with the same reason, raised outside any handler by the caller.
+
+    Internal failures are chained to library exceptions whose text may hold peer data
+    (a certificate subject, a header line); the public error carries none of it: no cause,
+    no context, no inner traceback (REQ-SEC-001, REQ-SEC-016).
+    """
+    return EgressError(error.reason, error.category)
+
+
 def _positive(*values: float) -> None:
     if any(not value > 0 for value in values):
         raise ValueError("timeouts and byte bounds must be positive")
@@ -172,9 +182,14 @@ class Egress:
 
         Raises :class:`EgressError`; a name is resolved and judged again by :meth:`get`.
         """
-        checked = parse_url(url, allow_http=allow_http, ports=self._fetch_ports)
-        self._judge(checked, trusted=False)
-        return checked
+        try:
+            checked = parse_url(url, allow_http=allow_http, ports=self._fetch_ports)
+            self._judge(checked, trusted=False)
+        except EgressError as error:
+            failure = error
+        else:
+            return checked
+        raise _scrubbed(failure)
 
     # --- the two profiles -------------------------------------------------------------------
 
@@ -209,6 +224,9 @@ class Egress:
         total_timeout_s: float,
     ) -> Exchange:
         try:
+            # The scope is the total deadline over DNS, connect, TLS, request and body. Each
+            # read is also given the whole total: the scope ends it at the deadline, so the
+            # read timeout is in effect the time remaining (REQ-SEC-011).
             with anyio.fail_after(total_timeout_s):
                 left = total_timeout_s
                 request = httpcore2.Request(
@@ -247,6 +265,27 @@ class Egress:
         resolved, the complete answer set judged, and the connection pinned to it. A 3xx
         is returned with its Location; following it is the caller's next call.
         """
+        try:
+            return await self._get(
+                url,
+                accept=accept,
+                max_bytes=max_bytes,
+                connect_timeout_s=connect_timeout_s,
+                total_timeout_s=total_timeout_s,
+            )
+        except EgressError as error:
+            failure = error
+        raise _scrubbed(failure)
+
+    async def _get(
+        self,
+        url: CheckedURL,
+        *,
+        accept: str,
+        max_bytes: int,
+        connect_timeout_s: float,
+        total_timeout_s: float,
+    ) -> FetchedResponse:
         self._ensure_open()
         _positive(max_bytes, connect_timeout_s, total_timeout_s)
         checked = parse_url(url.url, allow_http=url.scheme == "http", ports=self._fetch_ports)
@@ -332,6 +371,29 @@ class Egress:
         The request URL must have the endpoint's origin, else ``origin_mismatch`` and
         nothing is sent. A 3xx is returned, never followed.
         """
+        try:
+            return await self._engine_request(
+                request,
+                endpoint=endpoint,
+                explicit_endpoint=explicit_endpoint,
+                connect_timeout_s=connect_timeout_s,
+                total_timeout_s=total_timeout_s,
+                max_bytes=max_bytes,
+            )
+        except EgressError as error:
+            failure = error
+        raise _scrubbed(failure)
+
+    async def _engine_request(
+        self,
+        request: EngineRequest,
+        *,
+        endpoint: str,
+        explicit_endpoint: bool,
+        connect_timeout_s: float,
+        total_timeout_s: float,
+        max_bytes: int,
+    ) -> EngineResponse:
         self._ensure_open()
         _positive(max_bytes, connect_timeout_s, total_timeout_s)
         origin = parse_url(endpoint, allow_http=explicit_endpoint, ports=None)

@@ -1,6 +1,6 @@
 """Noise removal on the bounded tree (REQ-CTX-005, REQ-FETCH-002, REQ-PAGE-002).
 
-Two passes, in this order:
+One scan over the tree (:func:`find_noise`) finds two kinds of noise, removed in this order:
 
 * :func:`remove_invisible` drops everything a browser would not render: elements with the
   ``hidden`` attribute, ``aria-hidden="true"``, closed ``<dialog>``, hidden inputs, inline styles
@@ -20,11 +20,12 @@ extractor throws the attributes away.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
-import lxml.html
 from lxml import etree
 
+from rypsok.fetch.parse import text_of
 from rypsok.fetch.sections import heading_key
 
 MAX_URL_CHARS = 2048  # LIM-F9
@@ -64,6 +65,7 @@ _CHROME_ROLES = frozenset(
     {"navigation", "banner", "contentinfo", "search", "menubar", "menu", "toolbar"}
 )
 _DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
+_CHROME_TAGS = ("nav", "header", "footer", "aside", "form")
 _MAIN_XPATH = ".//main | .//article | .//*[@role='main']"
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _BANNER_MAX_CHARS = 3000
@@ -124,7 +126,7 @@ def _class_hidden(value: str, hidden_classes: frozenset[str]) -> bool:
     return any(t in hidden_classes or t.lower() in _HIDDEN_CLASSES for t in tokens)
 
 
-def _invisible(el: lxml.html.HtmlElement, classes: frozenset[str], ids: frozenset[str]) -> bool:
+def _invisible(el: etree._Element, classes: frozenset[str], ids: frozenset[str]) -> bool:
     get = el.get
     if get("hidden") is not None:
         return True
@@ -145,63 +147,104 @@ def _invisible(el: lxml.html.HtmlElement, classes: frozenset[str], ids: frozense
     return bool(ident and ident in ids)
 
 
-def _drop(el: lxml.html.HtmlElement) -> None:
-    if el.getparent() is not None:
-        el.drop_tree()  # keeps the tail text, which belongs to the parent
+def _drop(el: etree._Element) -> None:
+    """Remove ``el`` and its subtree but keep its tail text, which belongs to the parent."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    tail = el.tail
+    if tail:
+        previous = el.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(el)
 
 
-def remove_invisible(root: lxml.html.HtmlElement, style_text: str) -> int:
-    """Drop every element a browser would not render; return how many were dropped."""
+@dataclass(slots=True)
+class Noise:
+    """What one scan found: elements a browser would not render, and chrome candidates."""
+
+    invisible: list[etree._Element] = field(default_factory=list)
+    chrome: list[etree._Element] = field(default_factory=list)
+
+
+def _chrome_candidate(el: etree._Element, tag: str) -> bool:
+    if tag in _CHROME_TAGS:
+        return True
+    get = el.get
+    if get("role") is not None or get("aria-modal") is not None:
+        return True
+    marker = get("id") or get("class")
+    return marker is not None and _banner_like(el)
+
+
+def find_noise(root: etree._Element, style_text: str) -> Noise:
+    """Scan the tree once (a Python call per element is the cost that matters on big pages)."""
     classes, ids = hidden_selectors(style_text)
-    doomed = [el for el in root.iter(etree.Element) if _invisible(el, classes, ids)]
-    for el in doomed:
+    noise = Noise()
+    for el in root.iter(etree.Element):
+        tag = el.tag
+        if not el.attrib and tag not in ("dialog", *_CHROME_TAGS):
+            continue
+        if _invisible(el, classes, ids):
+            noise.invisible.append(el)
+        elif _chrome_candidate(el, tag):
+            noise.chrome.append(el)
+    return noise
+
+
+def remove_invisible(noise: Noise) -> int:
+    """Drop every element a browser would not render; return how many were dropped."""
+    for el in noise.invisible:
         _drop(el)
-    return len(doomed)
+    return len(noise.invisible)
 
 
-def drop_head(root: lxml.html.HtmlElement) -> None:
+def drop_head(root: etree._Element) -> None:
     """Drop ``<head>``: nothing in it is rendered (read the title before)."""
     head = root.find("head")
     if head is not None:
         _drop(head)
 
 
-def _inside_main(el: lxml.html.HtmlElement) -> bool:
+def _inside_main(el: etree._Element) -> bool:
     for ancestor in el.iterancestors():
         if ancestor.tag in ("main", "article") or ancestor.get("role") == "main":
             return True
     return False
 
 
-def _holds_main(el: lxml.html.HtmlElement) -> bool:
+def _holds_main(el: etree._Element) -> bool:
     return bool(el.xpath(_MAIN_XPATH))
 
 
-def _text_length(el: lxml.html.HtmlElement) -> int:
-    return len(" ".join(el.text_content().split()))
+def _text_length(el: etree._Element) -> int:
+    return len(" ".join(text_of(el).split()))
 
 
-def _banner_like(el: lxml.html.HtmlElement) -> bool:
+def _banner_like(el: etree._Element) -> bool:
     marker = f"{el.get('id') or ''} {el.get('class') or ''}"
     return bool(_BANNER.search(marker))
 
 
-def _search_form(el: lxml.html.HtmlElement) -> bool:
+def _search_form(el: etree._Element) -> bool:
     return el.tag == "form" and bool(el.xpath(".//input[@type='search']"))
 
 
-def _overlay(el: lxml.html.HtmlElement, role: str) -> bool:
+def _overlay(el: etree._Element, role: str) -> bool:
     """A dialog, modal or cookie/consent banner outside the article, of banner size."""
     if not (role in _DIALOG_ROLES or el.get("aria-modal") == "true" or _banner_like(el)):
         return False
     return not _inside_main(el) and not _holds_main(el) and _text_length(el) <= _BANNER_MAX_CHARS
 
 
-def remove_chrome(root: lxml.html.HtmlElement) -> int:
+def remove_chrome(root: etree._Element, noise: Noise) -> int:
     """Drop navigation, banners, page header/footer, asides, search forms, cookie banners."""
     has_main = _holds_main(root)
-    doomed: list[lxml.html.HtmlElement] = []
-    for el in root.iter(etree.Element):
+    doomed: list[etree._Element] = []
+    for el in noise.chrome:
         tag = el.tag
         if tag in ("html", "body", "main", "article"):
             continue
@@ -222,34 +265,44 @@ def remove_chrome(root: lxml.html.HtmlElement) -> int:
     return len(doomed)
 
 
-def absolutize_links(root: lxml.html.HtmlElement, base_url: str) -> None:
+def _resolve(base_url: str, href: str) -> str | None:
+    href = href.strip()
+    try:
+        target = urljoin(base_url, href)
+        scheme = urlsplit(target).scheme
+    except ValueError:
+        return None
+    if scheme not in ("http", "https") or len(target) > MAX_URL_CHARS:
+        return None
+    return target
+
+
+def absolutize_links(root: etree._Element, base_url: str) -> None:
     """Resolve ``href`` against the page URL; drop targets that are not bounded http(s) URLs.
 
     The page's ``<base>`` element is ignored: page markup confers no authority (spec 002).
     """
-    for el in root.iter("a", "area"):
+    resolved: dict[str, str | None] = {}
+    for el in root.xpath("//a[@href] | //area[@href]"):
         href = el.get("href")
-        if href is None:
-            continue
-        try:
-            target = urljoin(base_url, href.strip())
-            scheme = urlsplit(target).scheme
-        except ValueError:
-            target, scheme = "", ""
-        if scheme not in ("http", "https") or len(target) > MAX_URL_CHARS:
+        if href not in resolved:
+            # Link farms repeat targets; resolving each distinct target once keeps this linear.
+            resolved[href] = _resolve(base_url, href)
+        target = resolved[href]
+        if target is None:
             del el.attrib["href"]
-        else:
+        elif target != href:
             el.set("href", target)
 
 
-def _anchor_of(el: lxml.html.HtmlElement) -> str | None:
+def _anchor_of(el: etree._Element) -> str | None:
     value = el.get("id") or (el.get("name") if el.tag == "a" else None)
     if isinstance(value, str) and 0 < len(value.strip()) <= _MAX_ID_CHARS:
         return value.strip()
     return None
 
 
-def heading_ids(root: lxml.html.HtmlElement) -> list[tuple[str, tuple[str, ...]]]:
+def heading_ids(root: etree._Element) -> list[tuple[str, tuple[str, ...]]]:
     """For each heading that has anchors: its normalized text and its ids, in document order.
 
     An anchor is the heading's own id, the id or name of an anchor inside it, the id of a
@@ -277,11 +330,11 @@ def heading_ids(root: lxml.html.HtmlElement) -> list[tuple[str, tuple[str, ...]]
             if anchor:
                 ids.append(anchor)
         previous = h.getprevious()
-        if previous is not None and not previous.text_content().strip():
+        if previous is not None and not text_of(previous).strip():
             anchor = _anchor_of(previous)
             if anchor:
                 ids.append(anchor)
-        key = heading_key(h.text_content())
+        key = heading_key(text_of(h))
         unique = tuple(dict.fromkeys(ids))[:4]
         if unique and key:
             found.append((key, unique))

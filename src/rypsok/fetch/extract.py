@@ -2,26 +2,31 @@
 
 :func:`main_markdown` asks trafilatura for the main content as Markdown with links, tables and
 inline formatting; the settings were chosen by measurement (``docs/extraction.md``). When
-trafilatura finds nothing, a readability-like fallback picks the element that holds the most
+trafilatura finds nothing, or the tree is too big for it (its time grows faster than linearly),
+a readability-like fallback picks the element that holds the most
 paragraph text (``main``, ``article`` or the best-scoring block) and renders it with
 :mod:`rypsok.fetch.markdown`; when even that is empty, the whole cleaned body is rendered.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Literal
 
 import lxml.html
 import trafilatura
+from lxml import etree
 
 from rypsok.fetch.markdown import to_markdown
+from rypsok.fetch.parse import text_of
 from rypsok.fetch.sections import plain_text
 
 Method = Literal["trafilatura", "fallback", "body"]
 
 TITLE_MAX_CHARS = 200  # LIM-S9
+# trafilatura's time grows faster than linearly with the tree (measured: 3.7k elements 0.3 s,
+# 14k 2-4 s, 36k 12-38 s); bigger trees go to the linear fallback. docs/extraction.md.
+TRAFILATURA_MAX_ELEMENTS = 8000
 _MIN_MAIN_CHARS = 40
 _PARAGRAPH_TAGS = ("p", "pre", "li", "td", "blockquote", "dd")
 
@@ -38,19 +43,19 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-def page_title(root: lxml.html.HtmlElement) -> str | None:
+def page_title(root: etree._Element) -> str | None:
     """The page's title: ``<title>``, else ``og:title``, else the first ``<h1>``."""
     candidates: list[str] = []
     title = root.find(".//title")
     if title is not None:
-        candidates.append(title.text_content())
+        candidates.append(text_of(title))
     for meta in root.iter("meta"):
         if (meta.get("property") or meta.get("name") or "").strip().lower() == "og:title":
             candidates.append(meta.get("content") or "")
             break
     h1 = next(root.iter("h1"), None)
     if h1 is not None:
-        candidates.append(h1.text_content())
+        candidates.append(text_of(h1))
     for candidate in candidates:
         text = _collapse(candidate)
         if text:
@@ -69,10 +74,13 @@ def bound_title(title: str | None) -> tuple[str | None, bool]:
     return cut.rstrip(), True
 
 
-def _trafilatura(root: lxml.html.HtmlElement, url: str) -> str:
-    # trafilatura edits the tree it is given; the fallback needs the original.
+def _trafilatura(root: etree._Element, url: str) -> str:
+    # trafilatura wants lxml.html elements and edits the tree it gets; the fallback needs the
+    # original. Serializing the bounded tree and reading it back gives both, and the copy can be
+    # no larger or deeper than the bounded tree.
+    copy = lxml.html.document_fromstring(etree.tostring(root, encoding="unicode"))
     result = trafilatura.extract(
-        copy.deepcopy(root),
+        copy,
         url=url or None,
         output_format="markdown",
         include_links=True,
@@ -88,25 +96,25 @@ def _trafilatura(root: lxml.html.HtmlElement, url: str) -> str:
     return result.strip() if isinstance(result, str) else ""
 
 
-def _paragraph_score(el: lxml.html.HtmlElement) -> float:
-    text = _collapse(el.text_content())
+def _paragraph_score(el: etree._Element) -> float:
+    text = _collapse(text_of(el))
     if not text:
         return 0.0
-    link_chars = sum(len(_collapse(a.text_content())) for a in el.iter("a"))
+    link_chars = sum(len(_collapse(text_of(a))) for a in el.iter("a"))
     density = link_chars / len(text)
     return len(text) * (1.0 - density)
 
 
-def main_element(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+def main_element(root: etree._Element) -> etree._Element:
     """The element that most likely holds the main content (readability-like scoring)."""
     for xpath in (".//main", ".//*[@role='main']", ".//article"):
         found = root.xpath(xpath)
         if len(found) == 1:
-            element: lxml.html.HtmlElement = found[0]
+            element: etree._Element = found[0]
             return element
     body = root.find("body")
-    top: lxml.html.HtmlElement = body if body is not None else root
-    scores: dict[lxml.html.HtmlElement, float] = {}
+    top: etree._Element = body if body is not None else root
+    scores: dict[etree._Element, float] = {}
     for para in top.iter(*_PARAGRAPH_TAGS):
         parent = para.getparent()
         if parent is None:
@@ -121,18 +129,20 @@ def main_element(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
     best = max(scores, key=lambda el: scores[el])
     total = _paragraph_score(top)
     # A block with too small a share of the page's text is a fragment, not the article.
-    if total and len(_collapse(best.text_content())) < 0.25 * total:
+    if total and len(_collapse(text_of(best))) < 0.25 * total:
         return top
     return best
 
 
-def main_markdown(root: lxml.html.HtmlElement, url: str) -> MainContent:
+def main_markdown(root: etree._Element, url: str) -> MainContent:
     """The main content of the cleaned tree as Markdown (see the module docstring)."""
-    try:
-        found = _trafilatura(root, url)
-    except (RecursionError, ValueError, TypeError, AttributeError, IndexError, KeyError):
-        # A page that makes the extractor fail falls back to rypsok's own rendering.
-        found = ""
+    found = ""
+    if int(root.xpath("count(//*)")) <= TRAFILATURA_MAX_ELEMENTS:
+        try:
+            found = _trafilatura(root, url)
+        except (RecursionError, ValueError, TypeError, AttributeError, IndexError, KeyError):
+            # A page that makes the extractor fail falls back to rypsok's own rendering.
+            found = ""
     if len(plain_text(found)) >= _MIN_MAIN_CHARS:
         return MainContent(found, "trafilatura")
     fallback = to_markdown(main_element(root))

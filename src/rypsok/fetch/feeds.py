@@ -23,8 +23,8 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
-from rypsok.fetch.clean import remove_invisible
-from rypsok.fetch.parse import MAX_DEPTH, MAX_NODES, parse_html
+from rypsok.fetch.clean import find_noise, remove_invisible
+from rypsok.fetch.parse import MAX_DEPTH, MAX_NODES, parse_html, text_of
 
 MAX_ITEMS = 100
 MAX_URL_CHARS = 2048  # LIM-F9
@@ -169,8 +169,8 @@ def _strip_markup(value: str) -> str:
     parsed = parse_html(value, max_nodes=MAX_NODES, max_depth=MAX_DEPTH)
     if parsed.root is None:
         return ""
-    remove_invisible(parsed.root, parsed.style_text)
-    return " ".join(parsed.root.text_content().split())
+    remove_invisible(find_noise(parsed.root, parsed.style_text))
+    return " ".join(text_of(parsed.root).split())
 
 
 def _link(value: str | None, base: str) -> str | None:

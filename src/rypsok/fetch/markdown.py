@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-import lxml.html
+from lxml import etree
+
+from rypsok.fetch.parse import text_of
 
 _BLOCK_TAGS = frozenset(
     {
@@ -70,12 +72,19 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
+_MAY_START_BLOCK = frozenset("#-*+>`~=0123456789")
+
+
 def _escape_block_start(text: str) -> str:
-    return "\\" + text if _BLOCK_START.match(text) else text
+    if text[:1] in _MAY_START_BLOCK and _BLOCK_START.match(text):
+        return "\\" + text
+    return text
 
 
-def _inline(el: lxml.html.HtmlElement) -> str:
+def _inline(el: etree._Element) -> str:
     """The inline Markdown of an element and its descendants (without its tail)."""
+    if not len(el):
+        return el.text or ""
     parts: list[str] = [el.text or ""]
     for child in el:
         parts.append(_inline_child(child))
@@ -83,7 +92,7 @@ def _inline(el: lxml.html.HtmlElement) -> str:
     return "".join(parts)
 
 
-def _inline_child(el: lxml.html.HtmlElement) -> str:
+def _inline_child(el: etree._Element) -> str:
     tag = el.tag if isinstance(el.tag, str) else ""
     if tag == "br":
         return "\n"
@@ -103,34 +112,38 @@ def _inline_child(el: lxml.html.HtmlElement) -> str:
 
 
 def _paragraph(text: str) -> str:
+    if "\n" not in text:
+        return _escape_block_start(_collapse(text))
     lines = [_collapse(line) for line in text.split("\n")]
     return "\n".join(_escape_block_start(line) for line in lines if line)
 
 
-def _blocks(el: lxml.html.HtmlElement) -> list[str]:
+def _blocks(el: etree._Element) -> list[str]:
     """The Markdown blocks of an element's content."""
+    if not len(el):
+        # A leaf: the most common element of all, and the cheapest case.
+        text = _paragraph(el.text or "")
+        return [text] if text else []
     blocks: list[str] = []
     run: list[str] = [el.text or ""]
-
-    def flush() -> None:
-        text = _paragraph("".join(run))
-        if text:
-            blocks.append(text)
-        run.clear()
-
     for child in el:
         tag = child.tag if isinstance(child.tag, str) else ""
         if tag in _BLOCK_TAGS:
-            flush()
+            text = _paragraph("".join(run))
+            if text:
+                blocks.append(text)
+            run = []
             blocks.extend(_block(child, tag))
         else:
             run.append(_inline_child(child))
         run.append(child.tail or "")
-    flush()
+    text = _paragraph("".join(run))
+    if text:
+        blocks.append(text)
     return blocks
 
 
-def _list(el: lxml.html.HtmlElement, ordered: bool) -> list[str]:
+def _list(el: etree._Element, ordered: bool) -> list[str]:
     items: list[str] = []
     number = 1
     for child in el:
@@ -146,7 +159,7 @@ def _list(el: lxml.html.HtmlElement, ordered: bool) -> list[str]:
     return ["\n".join(items)] if items else []
 
 
-def _table(el: lxml.html.HtmlElement) -> list[str]:
+def _table(el: etree._Element) -> list[str]:
     rows: list[list[str]] = []
     for tr in el.iter("tr"):
         cells = [
@@ -162,14 +175,14 @@ def _table(el: lxml.html.HtmlElement) -> list[str]:
     return ["\n".join(lines)]
 
 
-def _block(el: lxml.html.HtmlElement, tag: str) -> list[str]:
+def _block(el: etree._Element, tag: str) -> list[str]:
     if tag in _HEADING_LEVEL:
         text = _collapse(_inline(el))
         return [f"{'#' * _HEADING_LEVEL[tag]} {text}"] if text else []
     if tag in ("ul", "ol", "menu", "dir"):
         return _list(el, ordered=tag == "ol")
     if tag == "pre":
-        code = el.text_content().strip("\n")
+        code = text_of(el).strip("\n")
         fence = "````" if "```" in code else "```"
         return [f"{fence}\n{code}\n{fence}"] if code.strip() else []
     if tag == "table":
@@ -184,6 +197,6 @@ def _block(el: lxml.html.HtmlElement, tag: str) -> list[str]:
     return _blocks(el)
 
 
-def to_markdown(el: lxml.html.HtmlElement) -> str:
+def to_markdown(el: etree._Element) -> str:
     """Render ``el`` and its descendants as Markdown."""
     return "\n\n".join(b for b in _blocks(el) if b.strip())

@@ -104,12 +104,13 @@ def _html(
     root = parsed.root
     if root is None:
         return _failure("extraction_failed")
-    clean.remove_invisible(root, parsed.style_text)
+    noise = clean.find_noise(root, parsed.style_text)
+    clean.remove_invisible(noise)
     title = page_title(root)
     clean.drop_head(root)
     form = signals.login_form(root)
     clean.absolutize_links(root, url)
-    clean.remove_chrome(root)
+    clean.remove_chrome(root, noise)
     ids = clean.heading_ids(root)
     evidence = signals.collect(root, form)
     main = main_markdown(root, url)

@@ -7,7 +7,7 @@ has usable content outside forms. No label, value or text is returned.
 
 from __future__ import annotations
 
-import lxml.html
+from lxml import etree
 
 from rypsok.fetch.access import AccessSignals
 
@@ -17,11 +17,11 @@ _SUBMIT_TYPES = frozenset({"submit", "image"})
 _CHROME = frozenset({"nav", "header", "footer", "aside"})
 
 
-def _type(el: lxml.html.HtmlElement) -> str:
+def _type(el: etree._Element) -> str:
     return (el.get("type") or "").strip().lower()
 
 
-def login_form(root: lxml.html.HtmlElement) -> tuple[bool, bool, bool]:
+def login_form(root: etree._Element) -> tuple[bool, bool, bool]:
     """(password control, identity form, form outside chrome) of the visible tree."""
     password = identity = in_main = False
     for field in root.iter("input"):
@@ -47,17 +47,17 @@ def login_form(root: lxml.html.HtmlElement) -> tuple[bool, bool, bool]:
     return password, identity, in_main
 
 
-def text_outside_forms(root: lxml.html.HtmlElement) -> int:
-    """Characters of visible text outside forms (whitespace collapsed), counted up to a cap."""
-    total = 0
-    for text in root.xpath(".//body//text()[not(ancestor::form)]"):
-        total += len(" ".join(str(text).split()))
-        if total >= USABLE_CONTENT_CHARS:
-            break
-    return total
+def text_outside_forms(root: etree._Element) -> int:
+    """Characters of visible text outside forms (whitespace collapsed), counted by libxml2."""
+    body = root.find("body")
+    scope = body if body is not None else root
+    total = int(scope.xpath("string-length(normalize-space(.))"))
+    for form in scope.xpath(".//form[not(ancestor::form)]"):
+        total -= int(form.xpath("string-length(normalize-space(.))"))
+    return max(total, 0)
 
 
-def collect(root: lxml.html.HtmlElement, form: tuple[bool, bool, bool]) -> AccessSignals:
+def collect(root: etree._Element, form: tuple[bool, bool, bool]) -> AccessSignals:
     """Combine the login-form evidence (taken before chrome removal) with usable content."""
     password, identity, in_main = form
     return AccessSignals(

@@ -11,6 +11,7 @@ from rypsok.contract.arguments import SearchArguments
 from rypsok.contract.errors import ToolFailure
 from rypsok.contract.responses import SearchResponse
 from rypsok.contract.vocabulary import ErrorKind, Reason
+from rypsok.fetch.strict import ReturnedURLs
 from rypsok.search.pipeline import SearchPipeline
 from rypsok.services.privacy_gate import check_credentials
 
@@ -18,10 +19,15 @@ from rypsok.services.privacy_gate import check_credentials
 class SearchService:
     """web_search as a plain async function over the core."""
 
-    def __init__(self, settings: Settings, pipeline: SearchPipeline) -> None:
+    def __init__(
+        self, settings: Settings, pipeline: SearchPipeline, returned: ReturnedURLs | None = None
+    ) -> None:
         self._mode = settings.privacy.credential_check
         self._ceiling_s = settings.search.ceiling_ms / 1000
         self._pipeline = pipeline
+        # Strict fetch mode needs to know what was returned (REQ-SEC-021); otherwise nothing
+        # of a call outlives it (REQ-PRIV-003).
+        self._returned = returned if settings.fetch.strict else None
 
     async def __call__(self, args: SearchArguments, request_id: str) -> SearchResponse:
         """Answer one validated web_search call (REQ-SEARCH-006: checks before any request)."""
@@ -38,4 +44,6 @@ class SearchService:
             )
         if notices:
             response = response.model_copy(update={"notices": [*notices, *response.notices]})
+        if self._returned is not None:
+            self._returned.record(r.url for r in response.results)
         return response

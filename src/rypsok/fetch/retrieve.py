@@ -1,0 +1,269 @@
+"""Retrieval of one page under the agent-directed profile (REQ-PAGE-001 up to the bytes).
+
+Order per hop: the URL check without network, strict mode, robots.txt, then one GET through
+the egress component (which resolves, judges the complete answer set, pins the connection and
+bounds the body as it is decompressed). Same-host redirects are followed up to LIM-F7, each hop
+checked again (REQ-SEC-008); another host ends the call with ``redirected`` when the target
+passes the policy and ``denied`` (target withheld) when it does not (REQ-FETCH-006). An http
+URL is fetched as https unless the operator allows http (REQ-FETCH-010). Non-2xx answers end
+the call with ``unavailable``/``http_status`` and never their body (REQ-FETCH-011).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urljoin
+
+from rypsok.config.schema import FetchSettings
+from rypsok.contract.errors import ErrorDetail, ToolFailure
+from rypsok.contract.notices import Notice, notice
+from rypsok.contract.vocabulary import ErrorKind, NoticeCode, Reason
+from rypsok.egress.errors import POLICY_REASONS, EgressError, EgressReason
+from rypsok.egress.gateway import Egress, FetchedResponse
+from rypsok.egress.urls import CheckedURL
+from rypsok.engines.base import parse_retry_after
+from rypsok.fetch.hosts import FetchSlots
+from rypsok.fetch.robots import RobotsPolicy, Verdict
+from rypsok.fetch.strict import ReturnedURLs
+from rypsok.logs import log_event
+
+ACCEPT = (
+    "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,"
+    "application/rss+xml,application/atom+xml,application/xml;q=0.8,*/*;q=0.1"
+)
+URL_MAX_CHARS = 2048  # LIM-F9
+_RETRY_HELPS = frozenset({408, 425, 429})
+
+
+@dataclass(slots=True)
+class Retrieved:
+    """The final hop's response and what happened on the way."""
+
+    response: FetchedResponse
+    fragment: str | None
+    redirected: bool
+    notices: list[Notice] = field(default_factory=list)
+
+
+def _denied(reason: Reason, message: str) -> ToolFailure:
+    return ToolFailure(ErrorKind.DENIED, reason, message)
+
+
+def _policy_failure(error: EgressError) -> ToolFailure:
+    """The tool error of an egress refusal or failure; never names a resolved address."""
+    reason = error.reason
+    if reason == EgressReason.INVALID_URL:
+        return ToolFailure(
+            ErrorKind.INVALID_REQUEST,
+            Reason.INVALID_ARGUMENT,
+            "The url is not a valid, unambiguous http(s) URL; send it in plain form.",
+            ErrorDetail(parameter="url"),
+        )
+    if reason == EgressReason.CREDENTIALS_IN_URL:
+        return _denied(
+            Reason.CREDENTIALS_IN_URL,
+            "The url carries credentials, which rypsok never sends; remove them.",
+        )
+    if reason == EgressReason.SCHEME:
+        return _denied(
+            Reason.SCHEME,
+            "Only https URLs can be fetched (http where the operator allows it); use another URL.",
+        )
+    if reason in POLICY_REASONS:
+        return _denied(
+            Reason.EGRESS_POLICY,
+            "The destination is not allowed by the egress "
+            "policy (private, local or reserved address, port "
+            "or name); use a public URL.",
+        )
+    if reason == EgressReason.TIMEOUT:
+        return ToolFailure(
+            ErrorKind.UNAVAILABLE,
+            Reason.TIMEOUT,
+            "The site did not answer in time; retry later or use another URL.",
+        )
+    if reason == EgressReason.TOO_LARGE:
+        return ToolFailure(
+            ErrorKind.TOO_LARGE,
+            Reason.BODY_TOO_LARGE,
+            "The page is larger than rypsok reads; use another URL.",
+        )
+    if reason == EgressReason.DNS_FAILURE:
+        return ToolFailure(
+            ErrorKind.UNAVAILABLE,
+            Reason.DNS_FAILURE,
+            "The host name could not be resolved; check the URL.",
+        )
+    return ToolFailure(
+        ErrorKind.UNAVAILABLE,
+        Reason.CONNECTION_FAILED,
+        "The connection to the site failed; retry later or use another URL.",
+    )
+
+
+def _status_failure(response: FetchedResponse) -> ToolFailure:
+    status = response.status
+    helps = status in _RETRY_HELPS or status >= 500
+    retry_after = parse_retry_after(response.headers.get("retry-after")) if helps else None
+    message = (
+        f"The site answered HTTP {status}; retrying later may help."
+        if helps
+        else f"The site answered HTTP {status}; calling again with the same URL will not help."
+    )
+    return ToolFailure(
+        ErrorKind.UNAVAILABLE,
+        Reason.HTTP_STATUS,
+        message,
+        ErrorDetail(
+            status=status,
+            retry_after_ms=int(retry_after * 1000) if retry_after is not None else None,
+        ),
+    )
+
+
+class Retriever:
+    """Fetches one page for web_fetch."""
+
+    def __init__(
+        self,
+        *,
+        egress: Egress,
+        robots: RobotsPolicy | None,
+        slots: FetchSlots,
+        returned: ReturnedURLs,
+        settings: FetchSettings,
+        logger: logging.Logger,
+    ) -> None:
+        self._egress = egress
+        self._robots = robots
+        self._slots = slots
+        self._returned = returned
+        self._settings = settings
+        self._logger = logger
+
+    def check(self, url: str) -> CheckedURL:
+        """The network-free check of a URL (raises :class:`ToolFailure`)."""
+        try:
+            return self._egress.check_url(url, allow_http=True)
+        except EgressError as error:
+            raise _policy_failure(error) from None
+
+    def _upgrade(self, url: CheckedURL) -> CheckedURL:
+        port = "" if url.port == 80 else f":{url.port}"
+        host = f"[{url.host}]" if ":" in url.host else url.host
+        return self.check(f"https://{host}{port}{url.target}")
+
+    async def retrieve(self, raw_url: str, *, deadline: float) -> Retrieved:
+        """Fetch ``raw_url`` by the rules above; ``deadline`` is a time.monotonic() value."""
+        url = self.check(raw_url)
+        fragment = url.fragment
+        notices: list[Notice] = []
+        if self._settings.strict and raw_url not in self._returned:
+            raise _denied(
+                Reason.STRICT_MODE,
+                "This service fetches only URLs it returned from "
+                "web_search; search first, then fetch a result.",
+            )
+        upgraded = False
+        if url.scheme == "http" and not self._settings.allow_http:
+            url = self._upgrade(url)
+            upgraded = True
+            notices.append(notice(NoticeCode.FETCHED_OVER_HTTPS))
+        hops = 0
+        async with self._slots.slot(url.host, deadline - time.monotonic()) as got:
+            if not got:
+                raise ToolFailure(
+                    ErrorKind.UNAVAILABLE,
+                    Reason.CAPACITY,
+                    "Too many fetches are in progress; retry shortly.",
+                )
+            while True:
+                response = await self._hop(url, deadline, upgraded=upgraded and hops == 0)
+                location = response.location
+                if location is None:
+                    break
+                target = self._redirect_target(url, location)
+                hops += 1
+                if hops > self._settings.max_redirects:
+                    raise ToolFailure(
+                        ErrorKind.UNAVAILABLE,
+                        Reason.HTTP_STATUS,
+                        "The page redirects too many times; use another URL.",
+                        ErrorDetail(status=response.status),
+                    )
+                url = target
+        if hops:
+            notices.append(notice(NoticeCode.REDIRECT_FOLLOWED, count=hops))
+        if not 200 <= response.status < 300:
+            raise _status_failure(response)
+        return Retrieved(response, fragment, redirected=hops > 0, notices=notices)
+
+    def _redirect_target(self, current: CheckedURL, location: str) -> CheckedURL:
+        try:
+            target = self._egress.check_url(urljoin(current.url, location), allow_http=True)
+        except EgressError:
+            raise _denied(
+                Reason.EGRESS_POLICY,
+                "The page redirects to a destination the egress policy does not allow.",
+            ) from None
+        if target.scheme == "http" and not self._settings.allow_http:
+            raise _denied(
+                Reason.SCHEME,
+                "The page redirects to plain http, which is not allowed; use another URL.",
+            )
+        if target.host == current.host or self._settings.follow_cross_host_redirects:
+            return target
+        location_url = target.url + (f"#{target.fragment}" if target.fragment else "")
+        if len(location_url) > URL_MAX_CHARS:
+            location_url = target.url[:URL_MAX_CHARS]
+        raise ToolFailure(
+            ErrorKind.REDIRECTED,
+            Reason.CROSS_HOST_REDIRECT,
+            "The page redirects to another host; call web_fetch with detail.location if you "
+            "want it.",
+            ErrorDetail(location=location_url),
+        )
+
+    async def _hop(self, url: CheckedURL, deadline: float, *, upgraded: bool) -> FetchedResponse:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _policy_failure(EgressError(EgressReason.TIMEOUT))
+        try:
+            if self._robots is not None:
+                verdict = await self._robots.verdict(url, deadline_s=deadline)
+                if verdict is Verdict.UNREACHABLE and upgraded:
+                    # The site did not answer over https at all: the upgrade failed.
+                    raise EgressError(EgressReason.CONNECT_FAILED)
+                if verdict is not Verdict.ALLOWED:
+                    raise _denied(
+                        Reason.ROBOTS_TXT,
+                        "The site's robots.txt does not allow rypsok to fetch this URL (or the "
+                        "site did not answer for it); use another source.",
+                    )
+            left = deadline - time.monotonic()
+            response = await self._egress.get(
+                url,
+                accept=ACCEPT,
+                max_bytes=self._settings.max_body_bytes,
+                connect_timeout_s=min(self._settings.connect_timeout_ms / 1000, max(left, 0.01)),
+                total_timeout_s=max(min(self._settings.total_timeout_ms / 1000, left), 0.01),
+            )
+        except EgressError as error:
+            if upgraded and error.reason not in POLICY_REASONS:
+                raise _denied(
+                    Reason.SCHEME,
+                    "The http URL could not be fetched over https, and "
+                    "plain http is not allowed; use another URL.",
+                ) from None
+            raise _policy_failure(error) from None
+        log_event(
+            self._logger,
+            logging.INFO,
+            "fetch_hop",
+            host=url.host,
+            status=response.status,
+            bytes=len(response.body),
+        )
+        return response

@@ -1,0 +1,134 @@
+"""robots.txt for agent-directed fetches (REQ-CMP-005, RFC 9309).
+
+One verdict source per origin, cached for LIM-F12 and read at most LIM-F13 bytes, fetched
+through the egress component under the agent-directed profile like any other request. The rules
+for rypsok's product token and ``*`` are applied by protego, a maintained RFC 9309 parser.
+Per RFC 9309: a 4xx answer means no rules (allowed); a 5xx answer, a network failure or a
+timeout means the site is unreachable and everything is disallowed. The file's content never
+leaves this module: no message, log line or notice quotes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from urllib.parse import urljoin
+
+import anyio
+from protego import Protego
+
+from rypsok.egress.errors import EgressError
+from rypsok.egress.gateway import FetchedResponse
+from rypsok.egress.urls import CheckedURL
+from rypsok.health.clock import Clock
+from rypsok.logs import log_event
+
+PRODUCT_TOKEN = "rypsok"
+_MAX_ORIGINS = 1024  # bounded memory: least recently used origins are forgotten
+_MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
+
+Get = Callable[..., Awaitable[FetchedResponse]]
+"""``get(url, *, accept, max_bytes, connect_timeout_s, total_timeout_s)``: the egress."""
+Check = Callable[[str], CheckedURL]
+"""Checks a redirect target under the agent-directed profile (raises EgressError)."""
+
+
+class Verdict(StrEnum):
+    """The robots.txt verdict on one URL."""
+
+    ALLOWED = "allowed"
+    DISALLOWED = "disallowed"
+    UNREACHABLE = "unreachable"  # no answer (network, 5xx, timeout): disallowed by RFC 9309
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdicts:
+    """What is known of one origin's robots.txt."""
+
+    rules: Protego | None  # None: allow everything (no usable file)
+    unreachable: bool
+    expires: float
+
+    def verdict(self, url: str) -> Verdict:
+        if self.unreachable:
+            return Verdict.UNREACHABLE
+        if self.rules is None or self.rules.can_fetch(url, PRODUCT_TOKEN):
+            return Verdict.ALLOWED
+        return Verdict.DISALLOWED
+
+
+class RobotsPolicy:
+    """Cached robots.txt verdicts per origin."""
+
+    def __init__(
+        self,
+        *,
+        get: Get,
+        check: Check,
+        clock: Clock,
+        lifetime_s: float,
+        max_bytes: int,
+        logger: logging.Logger,
+    ) -> None:
+        self._get = get
+        self._check = check
+        self._clock = clock
+        self._lifetime_s = lifetime_s
+        self._max_bytes = max_bytes
+        self._logger = logger
+        self._cache: OrderedDict[tuple[str, str, int], _Verdicts] = OrderedDict()
+        self._locks: dict[tuple[str, str, int], anyio.Lock] = {}
+
+    async def verdict(self, url: CheckedURL, *, deadline_s: float) -> Verdict:
+        """Whether rypsok may fetch ``url``; reads robots.txt of its origin when not cached."""
+        origin = url.origin
+        lock = self._locks.setdefault(origin, anyio.Lock())
+        async with lock:  # one read per origin at a time; followers use the cached verdict
+            verdicts = self._cache.get(origin)
+            if verdicts is None or verdicts.expires <= self._clock.monotonic():
+                verdicts = await self._read(url, deadline_s)
+                self._cache[origin] = verdicts
+                self._cache.move_to_end(origin)
+                while len(self._cache) > _MAX_ORIGINS:
+                    forgotten, _ = self._cache.popitem(last=False)
+                    self._locks.pop(forgotten, None)
+        return verdicts.verdict(url.url)
+
+    async def _read(self, url: CheckedURL, deadline_s: float) -> _Verdicts:
+        expires = self._clock.monotonic() + self._lifetime_s
+        target = self._check(f"{url.scheme}://{url.host_header}/robots.txt")
+        try:
+            for _ in range(_MAX_REDIRECTS + 1):
+                left = deadline_s - self._clock.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                response = await self._get(
+                    target,
+                    accept="text/plain",
+                    max_bytes=self._max_bytes,
+                    connect_timeout_s=min(3.0, left),
+                    total_timeout_s=left,
+                )
+                location = response.location
+                if location is None:
+                    break
+                target = self._check(urljoin(target.url, location))
+            else:
+                return _Verdicts(None, unreachable=True, expires=expires)
+        except (EgressError, TimeoutError) as exc:
+            # Unreachable (or refused by policy, or larger than LIM-F13): disallow, fail closed.
+            reason = exc.reason.value if isinstance(exc, EgressError) else "timeout"
+            log_event(
+                self._logger, logging.INFO, "robots_unreachable", host=url.host, reason=reason
+            )
+            return _Verdicts(None, unreachable=True, expires=expires)
+        status = response.status
+        if 200 <= status < 300:
+            text = response.body.decode("utf-8", errors="replace")
+            return _Verdicts(Protego.parse(text), unreachable=False, expires=expires)
+        if 400 <= status < 500:
+            return _Verdicts(None, unreachable=False, expires=expires)
+        return _Verdicts(None, unreachable=True, expires=expires)
