@@ -245,6 +245,49 @@ class HttpSettings(_Section):
     max_sessions: int = Field(default=limit("LIM-H6"), ge=1, le=100_000)
 
 
+class CacheSettings(_Section):
+    """``[cache]``: the web_search result cache, off by default (REQ-CACHE-001, LIM-K1).
+
+    A query cache retains queries for ``ttl_s`` (REQ-CACHE-007). With ``backend = "redis"``
+    several replicas share the cache and also the per-caller invocation limits and the
+    per-engine provider rates.
+    """
+
+    enabled: bool = Field(default=False, description="Cache web_search results (LIM-K1: off).")
+    backend: Literal["memory", "redis"] = Field(
+        default="memory", description="In-process, or Redis/Valkey shared by replicas."
+    )
+    ttl_s: int = Field(default=limit("LIM-K2"), ge=1, le=86_400, description="Entry lifetime.")
+    max_entries: int = Field(
+        default=limit("LIM-K3"), ge=1, le=10_000_000, description="Entries held in memory."
+    )
+    redis_url_env: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Environment variable holding the redis:// URL (it may carry a password).",
+    )
+    redis_url_file: str | None = Field(default=None, description="File holding the redis URL.")
+    key_prefix: str = Field(
+        default="rypsok:", pattern=r"^[A-Za-z0-9:_.-]{1,64}$", description="Redis key prefix."
+    )
+
+    @model_validator(mode="after")
+    def _redis_reference(self) -> CacheSettings:
+        if self.backend == "redis" and bool(self.redis_url_env) == bool(self.redis_url_file):
+            raise ValueError("backend redis needs exactly one of redis_url_env or redis_url_file")
+        return self
+
+
+class ScrapingSettings(_Section):
+    """``[scraping]``: drivers that read human-facing pages, at the operator's risk."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Allow scraping drivers (REQ-ENG-013); the operator answers for the "
+        "provider's terms.",
+    )
+
+
 class Settings(_Section):
     """The whole configuration file."""
 
@@ -256,3 +299,5 @@ class Settings(_Section):
     fetch: FetchSettings = Field(default_factory=FetchSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
+    scraping: ScrapingSettings = Field(default_factory=ScrapingSettings)

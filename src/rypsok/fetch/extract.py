@@ -10,6 +10,7 @@ paragraph text (``main``, ``article`` or the best-scoring block) and renders it 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,7 +20,6 @@ from lxml import etree
 
 from rypsok.fetch.markdown import to_markdown
 from rypsok.fetch.parse import text_of
-from rypsok.fetch.sections import plain_text
 
 Method = Literal["trafilatura", "fallback", "body"]
 
@@ -28,6 +28,7 @@ TITLE_MAX_CHARS = 200  # LIM-S9
 # 14k 2-4 s, 36k 12-38 s); bigger trees go to the linear fallback. docs/extraction.md.
 TRAFILATURA_MAX_ELEMENTS = 8000
 _MIN_MAIN_CHARS = 40
+_NON_WORD = re.compile(r"\W+")
 _PARAGRAPH_TAGS = ("p", "pre", "li", "td", "blockquote", "dd")
 
 
@@ -37,6 +38,11 @@ class MainContent:
 
     markdown: str
     method: Method
+
+
+def _word_chars(markdown: str) -> int:
+    """Letters and digits of a Markdown text: a cheap, markup-blind measure of its content."""
+    return len(_NON_WORD.sub("", markdown))
 
 
 def _collapse(text: str) -> str:
@@ -143,10 +149,10 @@ def main_markdown(root: etree._Element, url: str) -> MainContent:
         except (RecursionError, ValueError, TypeError, AttributeError, IndexError, KeyError):
             # A page that makes the extractor fail falls back to rypsok's own rendering.
             found = ""
-    if len(plain_text(found)) >= _MIN_MAIN_CHARS:
+    if _word_chars(found) >= _MIN_MAIN_CHARS:
         return MainContent(found, "trafilatura")
     fallback = to_markdown(main_element(root))
-    if len(plain_text(fallback)) >= max(len(plain_text(found)), 1):
+    if _word_chars(fallback) >= max(_word_chars(found), 1):
         return MainContent(fallback, "fallback")
     if found:
         return MainContent(found, "trafilatura")

@@ -30,10 +30,11 @@ from rypsok.fetch.protocol import (
     WireSection,
     WireSignals,
 )
-from rypsok.fetch.sections import index_sections, plain_text
+from rypsok.fetch.sections import index_sections
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _NEWLINES = re.compile(r"\r\n?")
+_HAS_WORD = re.compile(r"\w")
 
 
 def _failure(reason: str, media_type: str | None = None) -> WireFailure:
@@ -114,7 +115,7 @@ def _html(
     ids = clean.heading_ids(root)
     evidence = signals.collect(root, form)
     main = main_markdown(root, url)
-    if not plain_text(main.markdown):
+    if not _HAS_WORD.search(main.markdown):
         return _failure("extraction_failed")
     return _result(
         media,

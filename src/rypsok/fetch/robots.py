@@ -26,7 +26,7 @@ from rypsok.egress.urls import CheckedURL
 from rypsok.health.clock import Clock
 from rypsok.logs import log_event
 
-PRODUCT_TOKEN = "rypsok"
+PRODUCT_TOKEN = "rypsok"  # noqa: S105  # robots.txt product token, not a secret
 _MAX_ORIGINS = 1024  # bounded memory: least recently used origins are forgotten
 _MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
 

@@ -22,6 +22,7 @@ import anyio
 
 from rypsok.config.schema import Settings
 from rypsok.contract.arguments import SearchArguments
+from rypsok.contract.context import CallContext
 from rypsok.contract.errors import ToolFailure
 from rypsok.contract.notices import Notice, notice
 from rypsok.contract.responses import SearchResponse, SearchResult
@@ -146,7 +147,11 @@ class SearchPipeline:
         )
 
     async def _run_engine(
-        self, engine: ConfiguredEngine, args: SearchArguments, phase_end: float, request_id: str
+        self,
+        engine: ConfiguredEngine,
+        args: SearchArguments,
+        phase_end: float,
+        context: CallContext,
     ) -> EngineOutcome:
         engine_id = engine.engine_id
         admission = self._monitor.admit(engine_id)
@@ -170,7 +175,7 @@ class SearchPipeline:
                 self._logger,
                 logging.DEBUG,
                 "engine_request",
-                request_id=request_id,
+                request_id=context.request_id,
                 engine=engine_id,
                 duration_ms=round((time.monotonic() - started) * 1000, 1),
             )
@@ -232,7 +237,7 @@ class SearchPipeline:
         )
         return EngineOutcome(engine_id, "failed", failure=failure_class)
 
-    async def search(self, args: SearchArguments, request_id: str) -> SearchResponse:
+    async def search(self, args: SearchArguments, context: CallContext) -> SearchResponse:
         """Run one search to its response, or raise the call's :class:`ToolFailure`."""
         started = time.monotonic()
         search = self._settings.search
@@ -248,7 +253,7 @@ class SearchPipeline:
         outcomes: dict[str, EngineOutcome] = {}
 
         async def run(engine: ConfiguredEngine) -> None:
-            outcomes[engine.engine_id] = await self._run_engine(engine, args, phase_end, request_id)
+            outcomes[engine.engine_id] = await self._run_engine(engine, args, phase_end, context)
 
         with anyio.move_on_after(max(0.0, phase_end - time.monotonic())):
             async with anyio.create_task_group() as group:

@@ -22,6 +22,7 @@ from rypsok.contract.arguments import (
     parse_search,
     parse_status,
 )
+from rypsok.contract.context import CallContext
 from rypsok.contract.errors import ErrorDetail, ToolFailure
 from rypsok.contract.responses import (
     ErrorResponse,
@@ -37,8 +38,8 @@ from rypsok.health.invocation import InvocationLimits
 from rypsok.health.metrics import Metrics
 from rypsok.logs import log_event
 
-SearchHandler = Callable[[SearchArguments, str], Awaitable[SearchResponse]]
-FetchHandler = Callable[[FetchArguments, str], Awaitable[FetchResponse]]
+SearchHandler = Callable[[SearchArguments, CallContext], Awaitable[SearchResponse]]
+FetchHandler = Callable[[FetchArguments, CallContext], Awaitable[FetchResponse]]
 StatusHandler = Callable[[], StatusResponse]
 
 
@@ -116,7 +117,8 @@ class Services:
                     f"Too many {name} calls this minute; retry after {decision.retry_after_ms} ms.",
                     ErrorDetail(retry_after_ms=decision.retry_after_ms),
                 )
-            response = await self._dispatch(name, arguments or {}, request_id)
+            context = CallContext(request_id=request_id, caller=caller)
+            response = await self._dispatch(name, arguments or {}, context)
         except ToolFailure as failure:
             response = ErrorResponse(error=failure.body)
         except Exception as exc:  # contained: one call fails, the service goes on (REQ-SEC-014)
@@ -139,12 +141,12 @@ class Services:
         return self._finish(name, response, request_id, started)
 
     async def _dispatch(
-        self, name: str, arguments: Mapping[str, object], request_id: str
+        self, name: str, arguments: Mapping[str, object], context: CallContext
     ) -> Response:
         if name == ToolName.WEB_SEARCH:
-            return await self._search(parse_search(arguments, self.contract), request_id)
+            return await self._search(parse_search(arguments, self.contract), context)
         if name == ToolName.WEB_FETCH:
-            return await self._fetch(parse_fetch(arguments, self.contract), request_id)
+            return await self._fetch(parse_fetch(arguments, self.contract), context)
         if name == ToolName.ENGINE_STATUS and self.contract.engine_status_enabled:
             parse_status(arguments)
             return self._status()

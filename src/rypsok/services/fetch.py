@@ -13,6 +13,7 @@ import anyio
 
 from rypsok.config.schema import Settings
 from rypsok.contract.arguments import FetchArguments
+from rypsok.contract.context import CallContext
 from rypsok.contract.errors import ToolFailure
 from rypsok.contract.responses import FetchResponse
 from rypsok.contract.vocabulary import ErrorKind, Reason
@@ -36,7 +37,7 @@ class FetchService:
         self._retriever = retriever
         self._extractor = extractor
 
-    async def __call__(self, args: FetchArguments, request_id: str) -> FetchResponse:
+    async def __call__(self, args: FetchArguments, context: CallContext) -> FetchResponse:
         """Answer one validated web_fetch call."""
         started = time.monotonic()
         deadline = started + self._ceiling_s

@@ -8,6 +8,7 @@ import anyio
 
 from rypsok.config.schema import Settings
 from rypsok.contract.arguments import SearchArguments
+from rypsok.contract.context import CallContext
 from rypsok.contract.errors import ToolFailure
 from rypsok.contract.responses import SearchResponse
 from rypsok.contract.vocabulary import ErrorKind, Reason
@@ -29,13 +30,13 @@ class SearchService:
         # of a call outlives it (REQ-PRIV-003).
         self._returned = returned if settings.fetch.strict else None
 
-    async def __call__(self, args: SearchArguments, request_id: str) -> SearchResponse:
+    async def __call__(self, args: SearchArguments, context: CallContext) -> SearchResponse:
         """Answer one validated web_search call (REQ-SEARCH-006: checks before any request)."""
         query, notices = check_credentials(args.query, parameter="query", mode=self._mode)
         if query != args.query:
             args = dataclasses.replace(args, query=query)
         with anyio.move_on_after(self._ceiling_s) as scope:
-            response = await self._pipeline.search(args, request_id)
+            response = await self._pipeline.search(args, context)
         if scope.cancelled_caught:
             raise ToolFailure(
                 ErrorKind.UNAVAILABLE,
