@@ -35,7 +35,8 @@ def test_req_ops_001_usage_errors_exit_2() -> None:
 
 
 def test_req_ops_001_configuration_errors_exit_1(tmp_path: Path) -> None:
-    """REQ-OPS-001, REQ-CFG-005: configuration errors exit with code 1 and name the key."""
+    """REQ-OPS-001, REQ-CFG-005, REQ-ENG-004: configuration errors (an unknown key, an engine
+    identifier with no driver) exit with code 1 and name the key."""
     bad = write_config(tmp_path, "[search]\nmax_resluts_default = 3\n")
     for command in ("check", "serve"):
         done = run(command, "--config", str(bad))

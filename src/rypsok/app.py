@@ -106,6 +106,7 @@ async def runtime(
     *,
     extra_allow: Sequence[str] = (),
     ssl_context: ssl.SSLContext | None = None,
+    metrics: Metrics | None = None,
 ) -> AsyncIterator[Services]:
     """Wire the core for one process and close what it opened when the process ends.
 
@@ -115,7 +116,8 @@ async def runtime(
     engines = resolve_engines(settings)
     contract = contract_settings(settings, engines)
     clock = SystemClock()
-    metrics = Metrics()
+    # The HTTP transport passes its own instance to serve it on its metrics port.
+    metrics = Metrics() if metrics is None else metrics
     limiter = InvocationLimits(
         {
             ToolName.WEB_SEARCH: settings.service.calls_per_minute_web_search,
@@ -231,7 +233,9 @@ def serve(settings: Settings, path: Path | None, *, transport: str) -> int:
         config=str(path) if path else None,
     )
     if transport == "http":
-        raise ConfigurationError("the http transport is not available in this build yet")
+        from rypsok.mcp.http import serve_http
+
+        return serve_http(settings, logger)
     anyio.run(_serve_stdio, settings, logger)
     return 0
 

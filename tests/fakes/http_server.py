@@ -45,6 +45,7 @@ class FakeHTTPServer:
     def __init__(self) -> None:
         self.replies: dict[str, Reply] = {}
         self.requests: list[Seen] = []
+        self.closed_hanging = 0  # hanging requests whose client closed the connection
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -84,7 +85,10 @@ class FakeHTTPServer:
                 self.requests.append(Seen(method, target, headers))
                 reply = self.replies.get(urlsplit(target).path, Reply(status=404, body=b"{}"))
                 if reply.hang:
-                    await asyncio.sleep(3600)
+                    # Wait for the client to give up, and record when it did.
+                    await reader.read()
+                    self.closed_hanging += 1
+                    return
                 if reply.delay_s:
                     await asyncio.sleep(reply.delay_s)
                 head = [f"HTTP/1.1 {reply.status} X"]

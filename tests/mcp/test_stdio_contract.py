@@ -22,7 +22,8 @@ ERAS = ["legacy", "2026-07-28"]
 def _structured(result: Any) -> dict[str, Any]:
     assert result.structured_content is not None
     data: dict[str, Any] = result.structured_content
-    # REQ-MCP-011: the text block carries the same response serialized as JSON.
+    # REQ-MCP-011, REQ-CTX-002, REQ-CTX-003: one structured object, and the text block
+    # carries the same response serialized as JSON.
     assert json.loads(result.content[0].text) == data
     return data
 
@@ -146,3 +147,40 @@ async def test_req_mcp_011_structured_content_can_be_switched_off(tmp_path: Path
         result = await client.call_tool("web_search", {"query": ""})
     assert result.structured_content is None
     assert json.loads(result.content[0].text)["error"]["kind"] == "invalid_request"
+
+
+async def test_req_mcp_007_cancellation_aborts_outbound_work(tmp_path: Path) -> None:
+    """REQ-MCP-007, REQ-AGG-006, REQ-TEST-009: notifications/cancelled aborts the call's
+    in-flight engine request (the engine sees its connection closed) and the session keeps
+    serving."""
+    import anyio
+
+    from tests.fakes.http_server import Reply, fake_http_server
+
+    with fake_http_server() as server:
+        server.replies["/hn"] = Reply(hang=True)
+        engines = "".join(
+            f"[engines.{e}]\nenabled = false\n"
+            for e in (
+                "wikipedia",
+                "wikidata",
+                "gdelt",
+                "arxiv",
+                "crossref",
+                "europepmc",
+                "github",
+                "stackexchange",
+            )
+        )
+        config = write_config(
+            tmp_path, f'[engines.hackernews]\nendpoint = "{server.url("/hn")}"\n' + engines
+        )
+        async with rypsok_client(config, mode="legacy") as client:
+            with anyio.move_on_after(1.0) as scope:
+                await client.call_tool("web_search", {"query": "rust", "category": "news"})
+            assert scope.cancelled_caught
+            with anyio.fail_after(5):  # generous: LIM-O2 is 100 ms plus process scheduling
+                while server.closed_hanging == 0:
+                    await anyio.sleep(0.02)
+            assert len((await client.list_tools()).tools) == 3
+    assert len(server.requests) == 1  # no retry after the cancellation

@@ -56,7 +56,10 @@ class LogCapture(logging.Handler):
 
 @asynccontextmanager
 async def search_services(
-    server: FakeHTTPServer, engines: list[str], search: str = "", extra: str = ""
+    server: FakeHTTPServer,
+    engines: list[str],
+    search: str = "",
+    service: dict[str, Any] | None = None,
 ) -> AsyncIterator[tuple[Services, LogCapture]]:
     entries: dict[str, Any] = {e: {"enabled": False} for e in DRIVER_MODULES}
     for engine in engines:
@@ -64,7 +67,7 @@ async def search_services(
     data: dict[str, Any] = {
         "schema_version": 1,
         "engines": entries,
-        "service": {"contact": "ops@example.org"},
+        "service": {"contact": "ops@example.org", **(service or {})},
     }
     if search:
         data["search"] = json.loads(search)
@@ -185,7 +188,7 @@ async def test_req_agg_008_no_retry_within_a_call() -> None:
 async def test_req_eng_006_failures_classified_without_provider_text(
     reply: Reply, failure: str
 ) -> None:
-    """REQ-ENG-006, REQ-ENG-009, REQ-RES-002, REQ-TEST-007, REQ-SEC-016: truncated JSON, HTML
+    """REQ-ENG-006, REQ-ENG-009, REQ-RES-002, REQ-TEST-007, REQ-SEC-016, REQ-ERR-004: truncated JSON, HTML
     instead of JSON, a CAPTCHA page, 429, a redirect and invalid UTF-8 become one failure
     class each; no provider text reaches the response or the logs."""
     with fake_http_server() as server:

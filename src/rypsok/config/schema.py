@@ -7,6 +7,7 @@ Unknown keys are refused (``extra="forbid"``), so a typo is an error that names 
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -68,8 +69,11 @@ class ServiceSettings(_Section):
     @field_validator("contact")
     @classmethod
     def _contact_printable(cls, value: str) -> str:
-        if any(not c.isprintable() or c in "()\\;" for c in value):
-            raise ValueError("contact must be printable and hold no parentheses or semicolons")
+        # The contact goes into the User-Agent header: printable ASCII only (RFC 9110).
+        if any(not (" " <= c <= "~") or c in "()\\;" for c in value):
+            raise ValueError(
+                "contact must be printable ASCII without parentheses, backslashes or semicolons"
+            )
         return value
 
 
@@ -218,13 +222,29 @@ class PrivacySettings(_Section):
     credential_check: Literal["deny", "warn", "mask", "off"] = "deny"
 
 
+# A Host header value: a name or bracketed IPv6 address, then an optional port or ``*``.
+_HOST_VALUE = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]{1,253})(:([0-9]{1,5}|\*))?$")
+
+
 class CallerSettings(_Section):
     """``[[http.callers]]``: one authenticated caller of the HTTP service."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    token_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    token_file: str | None = None
-    tools: list[ToolName] = Field(default_factory=lambda: list(ToolName))
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9_.-]{1,64}$",
+        description="The caller's name; its invocation limits are its own (REQ-SEC-019).",
+    )
+    token_env: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Environment variable holding the caller's bearer token.",
+    )
+    token_file: str | None = Field(
+        default=None, description="File holding the caller's bearer token (one line)."
+    )
+    tools: list[ToolName] = Field(
+        default_factory=lambda: list(ToolName),
+        description="Tools this caller may list and call; others are not shown and are denied.",
+    )
 
     @model_validator(mode="after")
     def _one_reference(self) -> CallerSettings:
@@ -234,15 +254,79 @@ class CallerSettings(_Section):
 
 
 class HttpSettings(_Section):
-    """``[http]``: the Streamable HTTP listener (REQ-SEC-018)."""
+    """``[http]``: the Streamable HTTP listener (REQ-SEC-018); see docs/http.md."""
 
-    bind: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=0, le=65535)
-    allowed_hosts: list[str] = Field(default_factory=list)
-    allowed_origins: list[str] = Field(default_factory=list)
+    bind: str = Field(
+        default="127.0.0.1",
+        description="Address to listen on; anything but loopback requires [[http.callers]].",
+    )
+    port: int = Field(default=8000, ge=0, le=65535, description="Port; 0 picks a free one.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values accepted (`name:port`, or `name:*` for any port); "
+        "empty derives them from bind and port. Required for a wildcard bind.",
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Origin header values accepted; empty derives http(s)://<allowed host>. "
+        "Requests without Origin are accepted.",
+    )
     callers: list[CallerSettings] = Field(default_factory=list)
-    request_ceiling_ms: PositiveMs = limit("LIM-H5")
-    max_sessions: int = Field(default=limit("LIM-H6"), ge=1, le=100_000)
+    request_ceiling_ms: PositiveMs = Field(
+        default=limit("LIM-H5"),
+        description="Every request is ended after this, with 408 if nothing was sent yet.",
+    )
+    max_sessions: int = Field(
+        default=limit("LIM-H6"),
+        ge=1,
+        le=100_000,
+        description="Live sessions of the handshake revisions; beyond, 503 with Retry-After.",
+    )
+    session_idle_s: int = Field(
+        default=600,
+        ge=10,
+        le=86_400,
+        description="A handshake-era session with no request in flight for this long is closed.",
+    )
+    max_body_bytes: int = Field(
+        default=1024 * 1024,
+        ge=4096,
+        le=16 * 1024 * 1024,
+        description="Largest request body accepted; larger ones are answered 413.",
+    )
+    metrics_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="Serve Prometheus text at /metrics on this port of the bind address; "
+        "unset: off.",
+    )
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_values(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if not _HOST_VALUE.fullmatch(item):
+                raise ValueError(f"not a Host header value (name:port or name:*): {item!r}")
+        return value
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origin_values(cls, value: list[str]) -> list[str]:
+        for item in value:
+            scheme, sep, rest = item.partition("://")
+            if scheme not in ("http", "https") or not sep or not _HOST_VALUE.fullmatch(rest):
+                raise ValueError(f"not an Origin value (scheme://name[:port]): {item!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _distinct_ports_and_callers(self) -> HttpSettings:
+        if self.metrics_port is not None and self.metrics_port == self.port:
+            raise ValueError("metrics_port must differ from port")
+        names = [c.name for c in self.callers]
+        if len(names) != len(set(names)):
+            raise ValueError("[[http.callers]] names must be unique")
+        return self
 
 
 class CacheSettings(_Section):

@@ -205,6 +205,7 @@ _XML_DECLARATION = re.compile(
 )
 _PRESCAN_BYTES = 1024
 _DETECT_BYTES = 256 * 1024
+_TIE = 1e-6
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,18 +268,27 @@ def _declared_in_document(head: bytes, kind: MediaKind) -> str | None:
 
 
 def _detect(body: bytes) -> str | None:
-    best = charset_normalizer.from_bytes(body[:_DETECT_BYTES]).best()
+    matches = charset_normalizer.from_bytes(body[:_DETECT_BYTES])
+    best = matches.best()
     if best is None:
         return None
+    encoding = best.encoding
+    # The detector ties windows-1250/1252/1257 on most Western text (same chaos and coherence);
+    # prefer windows-1252, the browsers' default, whenever it is among the tied candidates.
+    for match in matches:
+        tied = abs(match.chaos - best.chaos) < _TIE and abs(match.coherence - best.coherence) < _TIE
+        if tied and "cp1252" in match.could_be_from_charset:
+            encoding = "cp1252"
+            break
     try:
-        codec = codecs.lookup(best.encoding).name
+        codec = codecs.lookup(encoding).name
     except LookupError:
         return None
     if codec not in _ALLOWED:
         return None
     if codec.startswith(_SINGLE_BYTE_PREFIXES) and codec != "cp1252":
-        # Single-byte Western codepages often decode the same text; prefer windows-1252, the
-        # browsers' default, whenever it reads the bytes identically.
+        # Single-byte codepages often decode the same text; prefer windows-1252 when it reads
+        # the bytes identically.
         try:
             if body.decode("cp1252") == body.decode(codec, errors="replace"):
                 return "cp1252"

@@ -20,6 +20,7 @@ from lxml import etree
 
 from rypsok.fetch.markdown import to_markdown
 from rypsok.fetch.parse import text_of
+from rypsok.fetch.readability import main_elements
 
 Method = Literal["trafilatura", "fallback", "body"]
 
@@ -27,9 +28,10 @@ TITLE_MAX_CHARS = 200  # LIM-S9
 # trafilatura's time grows faster than linearly with the tree (measured: 3.7k elements 0.3 s,
 # 14k 2-4 s, 36k 12-38 s); bigger trees go to the linear fallback. docs/extraction.md.
 TRAFILATURA_MAX_ELEMENTS = 8000
+# trafilatura's result is kept unless the fallback holds this many times more text.
+TRAFILATURA_MIN_SHARE = 0.5
 _MIN_MAIN_CHARS = 40
 _NON_WORD = re.compile(r"\W+")
-_PARAGRAPH_TAGS = ("p", "pre", "li", "td", "blockquote", "dd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,42 +104,9 @@ def _trafilatura(root: etree._Element, url: str) -> str:
     return result.strip() if isinstance(result, str) else ""
 
 
-def _paragraph_score(el: etree._Element) -> float:
-    text = _collapse(text_of(el))
-    if not text:
-        return 0.0
-    link_chars = sum(len(_collapse(text_of(a))) for a in el.iter("a"))
-    density = link_chars / len(text)
-    return len(text) * (1.0 - density)
-
-
-def main_element(root: etree._Element) -> etree._Element:
-    """The element that most likely holds the main content (readability-like scoring)."""
-    for xpath in (".//main", ".//*[@role='main']", ".//article"):
-        found = root.xpath(xpath)
-        if len(found) == 1:
-            element: etree._Element = found[0]
-            return element
-    body = root.find("body")
-    top: etree._Element = body if body is not None else root
-    scores: dict[etree._Element, float] = {}
-    for para in top.iter(*_PARAGRAPH_TAGS):
-        parent = para.getparent()
-        if parent is None:
-            continue
-        score = _paragraph_score(para)
-        scores[parent] = scores.get(parent, 0.0) + score
-        grand = parent.getparent()
-        if grand is not None:
-            scores[grand] = scores.get(grand, 0.0) + score / 2
-    if not scores:
-        return top
-    best = max(scores, key=lambda el: scores[el])
-    total = _paragraph_score(top)
-    # A block with too small a share of the page's text is a fragment, not the article.
-    if total and len(_collapse(text_of(best))) < 0.25 * total:
-        return top
-    return best
+def fallback_markdown(root: etree._Element) -> str:
+    """The readability-like choice of :mod:`rypsok.fetch.readability`, as Markdown."""
+    return "\n\n".join(md for md in (to_markdown(el) for el in main_elements(root)) if md)
 
 
 def main_markdown(root: etree._Element, url: str) -> MainContent:
@@ -149,10 +118,13 @@ def main_markdown(root: etree._Element, url: str) -> MainContent:
         except (RecursionError, ValueError, TypeError, AttributeError, IndexError, KeyError):
             # A page that makes the extractor fail falls back to rypsok's own rendering.
             found = ""
-    if _word_chars(found) >= _MIN_MAIN_CHARS:
+    fallback = fallback_markdown(root)
+    found_chars, fallback_chars = _word_chars(found), _word_chars(fallback)
+    # trafilatura keeps the first of several similar blocks (forum posts, FAQ entries) on some
+    # pages; when the fallback holds far more text, it found the rest (docs/extraction.md).
+    if found_chars >= _MIN_MAIN_CHARS and found_chars >= TRAFILATURA_MIN_SHARE * fallback_chars:
         return MainContent(found, "trafilatura")
-    fallback = to_markdown(main_element(root))
-    if _word_chars(fallback) >= max(_word_chars(found), 1):
+    if fallback_chars > found_chars:
         return MainContent(fallback, "fallback")
     if found:
         return MainContent(found, "trafilatura")

@@ -16,18 +16,19 @@ class FetchSlots:
     """Process-wide and per-host capacity for fetches."""
 
     def __init__(self, *, process: int, per_host: int) -> None:
-        self._process = anyio.CapacityLimiter(process)
+        self._process_cap = process
+        self._process = anyio.Semaphore(process)
         self._per_host = per_host
-        self._hosts: dict[str, tuple[anyio.CapacityLimiter, int]] = {}
+        self._hosts: dict[str, tuple[anyio.Semaphore, int]] = {}
 
     def in_flight(self) -> int:
         """Fetches holding a process slot now."""
-        return int(self._process.borrowed_tokens)
+        return self._process_cap - self._process.value
 
     @asynccontextmanager
     async def slot(self, host: str, timeout_s: float) -> AsyncIterator[bool]:
         """Yield True with both slots held, or False when they could not be had in time."""
-        limiter, users = self._hosts.get(host, (anyio.CapacityLimiter(self._per_host), 0))
+        limiter, users = self._hosts.get(host, (anyio.Semaphore(self._per_host), 0))
         self._hosts[host] = (limiter, users + 1)
         got_host = got_process = False
         try:

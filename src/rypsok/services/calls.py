@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -138,6 +139,9 @@ class Services:
                     "can find the request id in the log.",
                 ).body
             )
+        # urllib.parse keeps the last URLs it split in a process-wide cache; drop them so no
+        # URL of this call outlives it (REQ-LIFE-002, REQ-PRIV-003).
+        urllib.parse.clear_cache()
         return self._finish(name, response, request_id, started)
 
     async def _dispatch(

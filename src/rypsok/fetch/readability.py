@@ -1,0 +1,178 @@
+"""A readability-like choice of the main content (the fallback of :mod:`rypsok.fetch.extract`).
+
+After Mozilla's Readability: every paragraph-like element with some text scores by its length
+and commas; the score goes to its ancestors up to five levels, divided by the distance; an
+ancestor starts from a bonus for its tag and for words like "article" or "content" in its id or
+class (and a malus for "sidebar", "footer", "comment"...); the best candidates are discounted by
+their link density. The winner and those of its siblings that score close to it are the main
+content. A ``<main>``, ``role="main"`` or single ``<article>`` wins outright.
+
+Bounded: at most :data:`MAX_SCORED` elements are scored and link density is computed for the
+:data:`TOP_CANDIDATES` best only, so the cost stays linear on hostile trees.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from rypsok.fetch.parse import text_of
+
+MAX_SCORED = 10_000
+TOP_CANDIDATES = 20
+_MIN_CHARS = 25
+_LEVELS = 5
+_SCORED_TAGS = ("p", "pre", "td", "blockquote", "dd", "li", "div", "section")
+_POSITIVE = re.compile(
+    r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|thread|topic",
+    re.IGNORECASE,
+)
+_NEGATIVE = re.compile(
+    r"hidden|banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|media|meta"
+    r"|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags"
+    r"|widget|nav|menu|breadcrumb|pagination|pager|popup|signup|newsletter",
+    re.IGNORECASE,
+)
+_TAG_BONUS = {
+    "div": 5,
+    "section": 3,
+    "pre": 3,
+    "td": 3,
+    "blockquote": 3,
+    "address": -3,
+    "ol": -3,
+    "ul": -3,
+    "dl": -3,
+    "dd": -3,
+    "dt": -3,
+    "li": -3,
+    "form": -3,
+    "h1": -5,
+    "h2": -5,
+    "h3": -5,
+    "h4": -5,
+    "h5": -5,
+    "h6": -5,
+    "th": -5,
+}
+_COMMAS = re.compile(r"[,，、،]")
+_BLOCK_CHILDREN = frozenset(
+    {
+        "p",
+        "div",
+        "section",
+        "article",
+        "table",
+        "ul",
+        "ol",
+        "pre",
+        "blockquote",
+        "dl",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "form",
+        "header",
+        "footer",
+        "aside",
+        "nav",
+        "main",
+    }
+)
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def class_weight(el: etree._Element) -> int:
+    """+25 for content-like id/class words, -25 for chrome-like ones (both can apply)."""
+    marker = f"{el.get('id') or ''} {el.get('class') or ''}"
+    if not marker.strip():
+        return 0
+    weight = 0
+    if _NEGATIVE.search(marker):
+        weight -= 25
+    if _POSITIVE.search(marker):
+        weight += 25
+    return weight
+
+
+def _link_density(el: etree._Element, text_length: int) -> float:
+    if not text_length:
+        return 1.0
+    links = sum(len(_collapse(text_of(a))) for a in el.iter("a"))
+    return min(links / text_length, 1.0)
+
+
+def _scored(el: etree._Element) -> str | None:
+    """The text of a paragraph-like element, or ``None`` when it does not count."""
+    if el.tag in ("div", "section") and any(
+        isinstance(c.tag, str) and c.tag in _BLOCK_CHILDREN for c in el
+    ):
+        return None  # a container: its paragraphs count, not itself
+    text = _collapse(text_of(el))
+    return text if len(text) >= _MIN_CHARS else None
+
+
+def _initial(el: etree._Element) -> float:
+    return float(_TAG_BONUS.get(el.tag, 0) + class_weight(el))
+
+
+def candidates(top: etree._Element) -> dict[etree._Element, float]:
+    """Every scored ancestor and its score, before link density."""
+    scores: dict[etree._Element, float] = {}
+    counted = 0
+    for el in top.iter(*_SCORED_TAGS):
+        text = _scored(el)
+        if text is None:
+            continue
+        counted += 1
+        if counted > MAX_SCORED:
+            break
+        score = 1.0 + len(_COMMAS.findall(text)) + min(len(text) // 100, 3)
+        for level, ancestor in enumerate(el.iterancestors()):
+            if level >= _LEVELS:
+                break
+            if ancestor not in scores:
+                scores[ancestor] = _initial(ancestor)
+            scores[ancestor] += score / (1 if level == 0 else 2 if level == 1 else level * 3)
+            if ancestor is top:
+                break
+    return scores
+
+
+def main_elements(root: etree._Element) -> list[etree._Element]:
+    """The elements that hold the main content, in document order."""
+    for xpath in (".//main", ".//*[@role='main']", ".//article"):
+        found = root.xpath(xpath)
+        if len(found) == 1:
+            return [found[0]]
+    body = root.find("body")
+    top: etree._Element = body if body is not None else root
+    scores = candidates(top)
+    if not scores:
+        return [top]
+    best = sorted(scores, key=lambda el: -scores[el])[:TOP_CANDIDATES]
+    final = {el: scores[el] * (1.0 - _link_density(el, len(_collapse(text_of(el))))) for el in best}
+    winner = max(final, key=lambda el: final[el])
+    parent = winner.getparent()
+    if parent is None or winner is top:
+        return [winner]
+    threshold = max(10.0, final[winner] * 0.2)
+    chosen: list[etree._Element] = []
+    for sibling in parent:
+        if sibling is winner:
+            chosen.append(sibling)
+            continue
+        score = scores.get(sibling)
+        if score is None:
+            continue
+        adjusted = score * (1.0 - _link_density(sibling, len(_collapse(text_of(sibling)))))
+        if adjusted + (final[winner] * 0.2 if class_weight(sibling) > 0 else 0) >= threshold:
+            chosen.append(sibling)
+    return chosen

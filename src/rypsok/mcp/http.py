@@ -1,0 +1,389 @@
+"""Serving MCP over Streamable HTTP (REQ-MCP-003, REQ-SEC-018/019/022/024, REQ-OPS-002).
+
+One endpoint, ``/mcp``, serves the handshake revisions (sessions, kept in this process) and
+the sessionless 2026-07-28 revision, routed per request by the SDK. The SDK app runs in SSE
+mode (``json_response=False``): only there does a closed response stream cancel the call
+(REQ-MCP-007); quick answers are still plain JSON. The HTTP+SSE transport of 2024-11-05 is
+not offered: nothing serves its ``/sse`` and ``/messages`` endpoints.
+
+uvicorn serves HTTP/1.1 only (h11): there is no HTTP/2, so the per-connection stream bound
+LIM-H4 has nothing to bound. The request ceiling LIM-H5 also covers the request head, which
+uvicorn itself does not time: a connection whose head is not complete by then gets 408.
+
+Start-up refuses, before anything listens: a non-loopback bind without ``[[http.callers]]``,
+a wildcard bind without ``[http] allowed_hosts``, and a caller whose token reference gives
+no usable token. SIGTERM or SIGINT stops accepting, gives calls in flight until
+:data:`DRAIN_S` to finish, cancels the rest, and the process exits 0 within LIM-O1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
+
+import anyio
+import uvicorn
+from mcp.server import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from rypsok.app import ConfigurationError, runtime
+from rypsok.config.limits import limit
+from rypsok.config.schema import HttpSettings, Settings
+from rypsok.health.metrics import Metrics
+from rypsok.health.prometheus import CONTENT_TYPE
+from rypsok.logs import log_event
+from rypsok.mcp.http_auth import Authenticator, BearerAuthMiddleware, CallerConfigError, caller_of
+from rypsok.mcp.http_guard import (
+    CancelOnClosedStream,
+    HostOriginGuard,
+    HttpCounters,
+    RequestCeiling,
+    SessionBound,
+    wrap,
+)
+from rypsok.mcp.server import build_server
+
+MCP_PATH: Final = "/mcp"
+DRAIN_S: Final = 1
+"""Seconds calls in flight get to finish after SIGTERM before they are cancelled (< LIM-O1)."""
+
+# The last resort after a signal: leave by LIM-O1 even if something does not end.
+_EXIT_DEADLINE_S: Final = limit("LIM-O1") / 1000 - 0.2
+_KEEPALIVE_S: Final = 5
+_WILDCARDS: Final = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - names, not a bind
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerPolicy:
+    """What the listener accepts: where it binds and which Host and Origin values."""
+
+    bind: str
+    port: int
+    loopback: bool
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+
+
+def is_loopback(bind: str) -> bool:
+    """Whether ``bind`` is a loopback address (or the name ``localhost``)."""
+    if bind.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bind.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_listener(http: HttpSettings) -> None:
+    """Refuse configurations that would expose the service unprotected (REQ-SEC-018)."""
+    if not is_loopback(http.bind) and not http.callers:
+        raise ConfigurationError(
+            f"[http] bind = {http.bind!r} is not a loopback address: authentication is "
+            "required off loopback, configure at least one [[http.callers]] with "
+            "token_env or token_file"
+        )
+    if http.bind in _WILDCARDS and not http.allowed_hosts:
+        raise ConfigurationError(
+            f"[http] bind = {http.bind!r} listens on every address: list the Host values "
+            'clients use in [http] allowed_hosts (e.g. "rypsok.example.org:8000")'
+        )
+
+
+def _host_names(bind: str) -> list[str]:
+    if bind.lower() == "localhost":
+        return ["127.0.0.1", "localhost", "[::1]"]
+    try:
+        address = ipaddress.ip_address(bind.strip("[]"))
+    except ValueError:
+        return [bind.lower()]
+    text = f"[{address}]" if address.version == 6 else str(address)
+    if address.is_loopback:
+        return [text, "localhost"]
+    return [text]
+
+
+def listener_policy(http: HttpSettings, port: int) -> ListenerPolicy:
+    """The policy for ``http`` listening on ``port`` (the actual port when 0 was asked)."""
+    check_listener(http)
+    hosts = list(http.allowed_hosts)
+    if not hosts:
+        for name in _host_names(http.bind):
+            hosts.append(f"{name}:{port}")
+            if port == 80:
+                hosts.append(name)  # clients leave the default port out of Host
+    origins = list(http.allowed_origins)
+    if not origins:
+        origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
+    return ListenerPolicy(
+        bind=http.bind,
+        port=port,
+        loopback=is_loopback(http.bind),
+        allowed_hosts=tuple(hosts),
+        allowed_origins=tuple(origins),
+    )
+
+
+def _listen(bind: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((bind.strip("[]"), port))
+        sock.listen(2048)
+        sock.set_inheritable(True)
+    except OSError as exc:
+        sock.close()
+        raise ConfigurationError(
+            f"[http] bind/port: cannot listen on {bind}:{port}: {exc.strerror or exc}"
+        ) from None
+    return sock
+
+
+def bounded_h11(head_timeout_s: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol, with the request head bounded by ``head_timeout_s``.
+
+    uvicorn times idle keep-alive connections but not a request head that arrives slowly,
+    nor a new connection that sends nothing: both are answered 408 and closed at the
+    ceiling, like any other request state (REQ-SEC-022). The timer is armed when a
+    connection opens and after each response, and disarmed once a request head completes.
+    """
+
+    class BoundedH11Protocol(H11Protocol):
+        head_timeout: ClassVar[float] = head_timeout_s
+        _head_timer: asyncio.TimerHandle | None = None
+        _armed_for: object = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._head_timer is not None and self.cycle is not self._armed_for:
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self.cycle is None or self.cycle.response_complete:
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._armed_for = self.cycle
+            self._head_timer = self.loop.call_later(self.head_timeout, self._head_timed_out)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_timed_out(self) -> None:
+            self._head_timer = None
+            if self.cycle is not self._armed_for or self.transport.is_closing():
+                return
+            self.transport.write(
+                b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            )
+            self.transport.close()
+
+    return BoundedH11Protocol
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server without its own signal handling: rypsok's task watches the signals.
+
+    uvicorn would re-raise a captured SIGTERM after shutdown, killing the process with
+    -15 instead of exiting 0 (REQ-OPS-002).
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _metrics_app(metrics: Metrics, counters: HttpCounters) -> ASGIApp:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["path"] != "/metrics":
+            status, body, kind = 404, b"not found\n", b"text/plain"
+        elif scope["method"] not in ("GET", "HEAD"):
+            status, body, kind = 405, b"method not allowed\n", b"text/plain"
+        else:
+            text = metrics.render_prometheus() + counters.render()
+            status, body, kind = 200, text.encode(), CONTENT_TYPE.encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode())],
+            }
+        )
+        await send(
+            {"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body}
+        )
+
+    return app
+
+
+def build_app(
+    server: Server[Any],
+    settings: Settings,
+    policy: ListenerPolicy,
+    authenticator: Authenticator,
+    counters: HttpCounters,
+    logger: logging.Logger,
+) -> ASGIApp:
+    """The ASGI app: the SDK's Streamable HTTP app inside rypsok's middleware."""
+    http = settings.http
+    sdk_app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        json_response=False,
+        # Handshake-era sessions live in this process (sticky routing across replicas, see
+        # docs/http.md): they give those clients cancellation by notifications/cancelled,
+        # the GET stream and session binding to the caller. 2026-07-28 is sessionless.
+        stateless_http=False,
+        max_request_body_size=http.max_body_bytes,
+        session_idle_timeout=http.session_idle_s,
+        max_sessions=http.max_sessions,
+        # Always explicit: the SDK turns its own check off for non-loopback binds.
+        transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=list(policy.allowed_hosts),
+            allowed_origins=list(policy.allowed_origins),
+        ),
+        host=policy.bind,
+    )
+    return wrap(
+        sdk_app,
+        lambda app: RequestCeiling(app, http.request_ceiling_ms / 1000, counters, logger),
+        lambda app: HostOriginGuard(
+            app, policy.allowed_hosts, policy.allowed_origins, counters, logger
+        ),
+        lambda app: BearerAuthMiddleware(
+            app, authenticator, logger, on_refused=counters.count_unauthenticated
+        ),
+        lambda app: SessionBound(app, http.max_sessions, counters, logger),
+        lambda app: CancelOnClosedStream(app, http.max_body_bytes, logger),
+    )
+
+
+def _uvicorn_config(app: ASGIApp, settings: Settings, *, lifespan: bool) -> uvicorn.Config:
+    ceiling_s = settings.http.request_ceiling_ms / 1000
+    return uvicorn.Config(
+        app,
+        http=bounded_h11(ceiling_s),
+        ws="none",
+        lifespan="on" if lifespan else "off",
+        log_config=None,
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+        timeout_keep_alive=_KEEPALIVE_S,
+        timeout_graceful_shutdown=DRAIN_S,
+    )
+
+
+def _exit_soon() -> None:
+    """Leave at LIM-O1 even if the graceful path hangs (a thread that cannot be cancelled)."""
+
+    def leave() -> None:
+        logging.shutdown()
+        sys.stderr.flush()
+        os._exit(0)
+
+    timer = threading.Timer(_EXIT_DEADLINE_S, leave)
+    timer.daemon = True
+    timer.start()
+
+
+async def _serve(
+    settings: Settings,
+    logger: logging.Logger,
+    sockets: tuple[socket.socket, socket.socket | None],
+    policy: ListenerPolicy,
+    authenticator: Authenticator,
+) -> None:
+    service_socket, metrics_socket = sockets
+    metrics = Metrics()
+    counters = HttpCounters()
+    async with runtime(settings, logger, metrics=metrics) as services:
+        server = build_server(
+            services,
+            structured_content=settings.service.structured_content,
+            caller_of=caller_of,
+        )
+        app = build_app(server, settings, policy, authenticator, counters, logger)
+        servers = [_Server(_uvicorn_config(app, settings, lifespan=True))]
+        if metrics_socket is not None:
+            metrics_config = _uvicorn_config(
+                _metrics_app(metrics, counters), settings, lifespan=False
+            )
+            servers.append(_Server(metrics_config))
+        async with anyio.create_task_group() as group:
+
+            async def watch_signals() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for signum in signals:
+                        log_event(
+                            logger, logging.INFO, "shutdown", cause=signal.Signals(signum).name
+                        )
+                        _exit_soon()
+                        for each in servers:
+                            each.should_exit = True
+
+            group.start_soon(watch_signals)
+            log_event(
+                logger,
+                logging.INFO,
+                "listening",
+                transport="http",
+                bind=policy.bind,
+                port=policy.port,
+                path=MCP_PATH,
+                authentication=authenticator.required,
+                metrics_port=metrics_socket.getsockname()[1] if metrics_socket else None,
+            )
+            async with anyio.create_task_group() as serving:
+                serving.start_soon(servers[0].serve, [service_socket])
+                if metrics_socket is not None:
+                    serving.start_soon(servers[1].serve, [metrics_socket])
+            group.cancel_scope.cancel()
+
+
+def serve_http(settings: Settings, logger: logging.Logger) -> int:
+    """Serve MCP over Streamable HTTP until SIGTERM or SIGINT; returns the exit code."""
+    http = settings.http
+    check_listener(http)
+    try:
+        authenticator = Authenticator.from_settings(http.callers)
+    except CallerConfigError as exc:
+        raise ConfigurationError(str(exc)) from None
+    service_socket = _listen(http.bind, http.port)
+    metrics_socket = None
+    if http.metrics_port is not None:
+        try:
+            metrics_socket = _listen(http.bind, http.metrics_port)
+        except ConfigurationError:
+            service_socket.close()
+            raise
+    policy = listener_policy(http, service_socket.getsockname()[1])
+    anyio.run(_serve, settings, logger, (service_socket, metrics_socket), policy, authenticator)
+    log_event(logger, logging.INFO, "stopped", transport="http")
+    return 0
