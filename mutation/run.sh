@@ -83,6 +83,10 @@ elapsed=$(( $(date +%s) - started ))
 mkdir -p "$OUT"
 cp "$WORK/run.log" "$OUT/run.log"
 "$PY" -m mutmut results --all true > "$OUT/results.txt" 2>&1 || true
+# The diff of every survivor, for the review that accepts or kills it.
+: > "$OUT/survivors.diff"
+grep -E ': (survived|no tests)$' "$OUT/results.txt" | sed -E 's/^ *([^:]+):.*/\1/' \
+    | while read -r name; do "$PY" -m mutmut show "$name" >> "$OUT/survivors.diff" 2>&1 || true; done
 cd "$ROOT"
 "$PY" mutation/score.py --results "$OUT/results.txt" \
     --accepted mutation/accepted-survivors.txt --elapsed "$elapsed" \

@@ -188,9 +188,9 @@ async def test_req_agg_008_no_retry_within_a_call() -> None:
 async def test_req_eng_006_failures_classified_without_provider_text(
     reply: Reply, failure: str
 ) -> None:
-    """REQ-ENG-006, REQ-ENG-009, REQ-RES-002, REQ-TEST-007, REQ-SEC-016, REQ-ERR-004: truncated JSON, HTML
-    instead of JSON, a CAPTCHA page, 429, a redirect and invalid UTF-8 become one failure
-    class each; no provider text reaches the response or the logs."""
+    """REQ-ENG-006, REQ-ENG-009, REQ-RES-002, REQ-TEST-007, REQ-SEC-016, REQ-ERR-004:
+    truncated JSON, HTML instead of JSON, a CAPTCHA page, 429, a redirect and invalid UTF-8
+    become one failure class each; no provider text reaches the response or the logs."""
     with fake_http_server() as server:
         server.replies["/hn/api/v1/search"] = reply
         server.replies["/wd/api.php"] = json_reply("wikidata")

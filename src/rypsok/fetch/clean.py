@@ -10,7 +10,9 @@ One scan over the tree (:func:`find_noise`) finds two kinds of noise, removed in
   (:mod:`rypsok.fetch.parse`). Stylesheets loaded from elsewhere are not evaluated: nothing is
   fetched, so a page can still hide text with rules rypsok never sees.
 * :func:`remove_chrome` drops site chrome: navigation, banners, page headers and footers and
-  complementary asides outside the article, search forms, cookie and consent banners, dialogs.
+  complementary asides outside the article, search forms, cookie and consent banners, dialogs,
+  blocks whose id or class names chrome (Readability's "unlikely candidates", when they hold a
+  small share of the text and no ``h1``), and the link columns of table layouts.
 
 :func:`absolutize_links` resolves link targets against the page URL and keeps only http(s)
 targets; :func:`heading_ids` collects the anchors of headings for fragment matching before the
@@ -66,6 +68,44 @@ _CHROME_ROLES = frozenset(
 )
 _DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
 _CHROME_TAGS = ("nav", "header", "footer", "aside", "form")
+_BARE_CANDIDATES = frozenset({"dialog", "td", *_CHROME_TAGS})
+_TOKEN_SPLIT = re.compile(r"[^a-z0-9]+")
+# Readability's "unlikely candidates", as whole id/class tokens, minus its "maybe" words.
+_CHROME_TOKENS = frozenset(
+    {
+        "footer",
+        "header",
+        "masthead",
+        "menu",
+        "nav",
+        "navbar",
+        "navigation",
+        "sidebar",
+        "breadcrumb",
+        "breadcrumbs",
+        "topbar",
+        "toolbar",
+        "bottom",
+        "share",
+        "social",
+        "related",
+        "sponsor",
+        "advert",
+        "ads",
+        "promo",
+        "newsletter",
+        "subscribe",
+        "pagination",
+        "pager",
+        "userbar",
+    }
+)
+_CONTENT_TOKENS = frozenset(
+    {"content", "article", "main", "post", "entry", "body", "story", "text", "page"}
+)
+_NAMED_CHROME_SHARE = 0.3  # a block named like chrome holds at most this share of the text
+_LAYOUT_CELLS = 200  # table cells examined as possible navigation columns
+_NAV_CELL_CHARS = 300
 _MAIN_XPATH = ".//main | .//article | .//*[@role='main']"
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _BANNER_MAX_CHARS = 3000
@@ -170,14 +210,26 @@ class Noise:
     chrome: list[etree._Element] = field(default_factory=list)
 
 
+def _marker_tokens(el: etree._Element) -> set[str]:
+    marker = f"{el.get('id') or ''} {el.get('class') or ''}".lower()
+    return set(_TOKEN_SPLIT.split(marker)) - {""}
+
+
+def _chrome_named(el: etree._Element) -> bool:
+    """An id or class that names chrome ("footer", "sidebar"...) and no content word."""
+    tokens = _marker_tokens(el)
+    return bool(tokens & _CHROME_TOKENS) and not tokens & _CONTENT_TOKENS
+
+
 def _chrome_candidate(el: etree._Element, tag: str) -> bool:
-    if tag in _CHROME_TAGS:
+    if tag in _CHROME_TAGS or tag == "td":
         return True
     get = el.get
     if get("role") is not None or get("aria-modal") is not None:
         return True
-    marker = get("id") or get("class")
-    return marker is not None and _banner_like(el)
+    if get("id") is None and get("class") is None:
+        return False
+    return _banner_like(el) or _chrome_named(el)
 
 
 def find_noise(root: etree._Element, style_text: str) -> Noise:
@@ -186,7 +238,7 @@ def find_noise(root: etree._Element, style_text: str) -> Noise:
     noise = Noise()
     for el in root.iter(etree.Element):
         tag = el.tag
-        if not el.attrib and tag not in ("dialog", *_CHROME_TAGS):
+        if not el.attrib and tag not in _BARE_CANDIDATES:
             continue
         if _invisible(el, classes, ids):
             noise.invisible.append(el)
@@ -240,16 +292,49 @@ def _overlay(el: etree._Element, role: str) -> bool:
     return not _inside_main(el) and not _holds_main(el) and _text_length(el) <= _BANNER_MAX_CHARS
 
 
+def _link_chars(el: etree._Element) -> int:
+    return sum(_text_length(a) for a in el.iter("a"))
+
+
+def _navigation_cell(td: etree._Element) -> bool:
+    """A table-layout column of links next to a cell with far more text (1990s navigation)."""
+    row = td.getparent()
+    if row is None or row.tag != "tr":
+        return False
+    cells = [c for c in row if c.tag in ("td", "th")]
+    if len(cells) < 2:
+        return False
+    length = _text_length(td)
+    if not length or length > _NAV_CELL_CHARS or _link_chars(td) < 0.5 * length:
+        return False
+    return max(_text_length(c) for c in cells if c is not td) >= 3 * length
+
+
+def _named_chrome(el: etree._Element, body_chars: int) -> bool:
+    if not _chrome_named(el) or _inside_main(el) or _holds_main(el):
+        return False
+    if el.find(".//h1") is not None:
+        return False
+    return _text_length(el) <= _NAMED_CHROME_SHARE * body_chars
+
+
 def remove_chrome(root: etree._Element, noise: Noise) -> int:
-    """Drop navigation, banners, page header/footer, asides, search forms, cookie banners."""
+    """Drop navigation, banners, page header/footer, asides, search forms, cookie banners,
+    blocks whose id or class names chrome, and navigation columns of layout tables."""
     has_main = _holds_main(root)
+    body_chars = int(root.xpath("string-length(normalize-space(//body))"))
     doomed: list[etree._Element] = []
+    cells = 0
     for el in noise.chrome:
         tag = el.tag
         if tag in ("html", "body", "main", "article"):
             continue
         role = (el.get("role") or "").strip().lower()
-        if tag == "nav" or role in _CHROME_ROLES:
+        if tag == "td":
+            cells += 1
+            if cells <= _LAYOUT_CELLS and not has_main and _navigation_cell(el):
+                doomed.append(el)
+        elif tag == "nav" or role in _CHROME_ROLES:
             if not _holds_main(el):
                 doomed.append(el)
         elif tag in ("header", "footer", "aside") or role == "complementary":
@@ -258,7 +343,7 @@ def remove_chrome(root: etree._Element, noise: Noise) -> int:
             if tag == "header" and not has_main and el.find(".//h1") is not None:
                 continue  # without an article, a header with the page's h1 carries content
             doomed.append(el)
-        elif _search_form(el) or _overlay(el, role):
+        elif _search_form(el) or _overlay(el, role) or _named_chrome(el, body_chars):
             doomed.append(el)
     for el in doomed:
         _drop(el)

@@ -21,6 +21,7 @@ from rypsok.fetch.parse import text_of
 
 MAX_SCORED = 10_000
 TOP_CANDIDATES = 20
+_ALTERNATIVES = 3
 _MIN_CHARS = 25
 _LEVELS = 5
 _SCORED_TAGS = ("p", "pre", "td", "blockquote", "dd", "li", "div", "section")
@@ -146,6 +147,23 @@ def candidates(top: etree._Element) -> dict[etree._Element, float]:
     return scores
 
 
+def _common_ancestor(
+    winner: etree._Element, final: dict[etree._Element, float], top: etree._Element
+) -> etree._Element:
+    """Readability's step for pages of several similar blocks (forum posts, FAQ entries):
+    when at least three near-best candidates share an ancestor, that ancestor is the content."""
+    near = [el for el in final if el is not winner and final[el] >= 0.75 * final[winner]]
+    if len(near) < _ALTERNATIVES:
+        return winner
+    ancestry = [set(el.iterancestors()) for el in near]
+    for ancestor in winner.iterancestors():
+        if ancestor is top:
+            break
+        if sum(ancestor in chain for chain in ancestry) >= _ALTERNATIVES:
+            return ancestor
+    return winner
+
+
 def main_elements(root: etree._Element) -> list[etree._Element]:
     """The elements that hold the main content, in document order."""
     for xpath in (".//main", ".//*[@role='main']", ".//article"):
@@ -159,7 +177,9 @@ def main_elements(root: etree._Element) -> list[etree._Element]:
         return [top]
     best = sorted(scores, key=lambda el: -scores[el])[:TOP_CANDIDATES]
     final = {el: scores[el] * (1.0 - _link_density(el, len(_collapse(text_of(el))))) for el in best}
-    winner = max(final, key=lambda el: final[el])
+    winner = _common_ancestor(max(final, key=lambda el: final[el]), final, top)
+    if winner not in final:
+        final[winner] = scores.get(winner, 0.0)
     parent = winner.getparent()
     if parent is None or winner is top:
         return [winner]
