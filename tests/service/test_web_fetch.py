@@ -242,3 +242,22 @@ async def test_req_sec_021_strict_mode_fetches_only_returned_urls() -> None:
             data = await fetch(services, url=server.url("/tides"))
     assert (data["error"]["kind"], data["error"]["reason"]) == ("denied", "strict_mode")
     assert server.requests == []
+
+
+async def test_req_page_001_stage_order() -> None:
+    """REQ-PAGE-001, REQ-LIFE-001: validation, then the privacy check of the URL, then the
+    egress policy, then robots.txt, then the request: a URL carrying a credential is refused
+    before any network use, and robots.txt is read before the page."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    with fake_http_server() as server:
+        server.replies["/tides"] = Reply(body=ARTICLE, headers=HTML)
+        async with fetch_services(server) as services:
+            invalid = await fetch(services, url=server.url("/tides"), max_chars=0)
+            secret = await fetch(services, url=server.url(f"/tides?token={token}"))
+            assert server.requests == []
+            ok = await fetch(services, url=server.url("/tides"))
+    assert invalid["error"]["kind"] == "invalid_request"
+    assert (secret["error"]["kind"], secret["error"]["reason"]) == ("denied", "credentials_in_url")
+    assert token not in json.dumps(secret)
+    assert ok["outcome"] == "ok"
+    assert [r.path for r in server.requests] == ["/robots.txt", "/tides"]
