@@ -77,6 +77,10 @@ REMOVED_RANGES: Final = _as_ranges(_removed_code_points())
 """The code point ranges this step always removes (inclusive), for tests and documentation."""
 
 _REMOVED: Final = re.compile(char_class(REMOVED_RANGES))
+# The ASCII part of the removed set: most engine text is ASCII and needs no more than this.
+_REMOVED_ASCII: Final = re.compile(
+    char_class(tuple((low, min(high, 0x7F)) for low, high in REMOVED_RANGES if low <= 0x7F))
+)
 
 
 def remove_invisible(text: str) -> tuple[str, bool]:
@@ -85,6 +89,9 @@ def remove_invisible(text: str) -> tuple[str, bool]:
     Tab and line feed are kept; joiners and variation selectors are kept only where they
     carry orthography. Returns the text and whether anything was removed.
     """
+    if text.isascii():  # no joiner or selector can occur: the short class is enough
+        cleaned = _REMOVED_ASCII.sub("", text)
+        return cleaned, len(cleaned) != len(text)
     cleaned = _REMOVED.sub("", text)
     if CONTEXTUAL.search(cleaned) is not None:
         cleaned = resolve_contextual(cleaned)

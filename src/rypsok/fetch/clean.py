@@ -69,6 +69,7 @@ _CHROME_ROLES = frozenset(
 _DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
 _CHROME_TAGS = ("nav", "header", "footer", "aside", "form")
 _BARE_CANDIDATES = frozenset({"dialog", "td", *_CHROME_TAGS})
+_HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _TOKEN_SPLIT = re.compile(r"[^a-z0-9]+")
 # Readability's "unlikely candidates", as whole id/class tokens, minus its "maybe" words.
 _CHROME_TOKENS = frozenset(
@@ -98,6 +99,10 @@ _CHROME_TOKENS = frozenset(
         "pagination",
         "pager",
         "userbar",
+        # self-links next to headings ("¶", "#", "[edit]")
+        "headerlink",
+        "editsection",
+        "anchorjs",
     }
 )
 _CONTENT_TOKENS = frozenset(
@@ -217,6 +222,8 @@ def _marker_tokens(el: etree._Element) -> set[str]:
 
 def _chrome_named(el: etree._Element) -> bool:
     """An id or class that names chrome ("footer", "sidebar"...) and no content word."""
+    if el.tag in _HEADING_TAGS:
+        return False
     tokens = _marker_tokens(el)
     return bool(tokens & _CHROME_TOKENS) and not tokens & _CONTENT_TOKENS
 

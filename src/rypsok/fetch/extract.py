@@ -82,11 +82,25 @@ def bound_title(title: str | None) -> tuple[str | None, bool]:
     return cut.rstrip(), True
 
 
+def _escape_ampersands(root: etree._Element) -> None:
+    """Write every '&' as '&amp;': trafilatura HTML-unescapes its whole output, which would
+    turn page text like "&lt;b&gt;" into markup and "&section=1" in a link into "§ion=1"."""
+    for el in root.iter():
+        if el.text and "&" in el.text:
+            el.text = el.text.replace("&", "&amp;")
+        if el.tail and "&" in el.tail:
+            el.tail = el.tail.replace("&", "&amp;")
+        href = el.get("href")
+        if href and "&" in href:
+            el.set("href", href.replace("&", "&amp;"))
+
+
 def _trafilatura(root: etree._Element, url: str) -> str:
     # trafilatura wants lxml.html elements and edits the tree it gets; the fallback needs the
     # original. Serializing the bounded tree and reading it back gives both, and the copy can be
     # no larger or deeper than the bounded tree.
     copy = lxml.html.document_fromstring(etree.tostring(root, encoding="unicode"))
+    _escape_ampersands(copy)
     result = trafilatura.extract(
         copy,
         url=url or None,

@@ -1,7 +1,7 @@
 """The extraction job a worker process runs (REQ-PAGE-001 from "media type check" on).
 
 Order: media type -> charset decoding -> digest -> bounded parsing -> invisible elements out ->
-title -> login-form evidence -> links resolved -> chrome out -> heading anchors -> main content
+title -> login-form evidence -> links resolved -> heading anchors -> chrome out -> main content
 -> section index. Feeds go to :mod:`rypsok.fetch.feeds`; plain text and Markdown pass through.
 
 The digest is the SHA-256 of the decoded body text (after charset decoding, without a byte
@@ -111,8 +111,8 @@ def _html(
     clean.drop_head(root)
     form = signals.login_form(root)
     clean.absolutize_links(root, url)
+    ids = clean.heading_ids(root)  # before chrome removal, which drops anchor links in headings
     clean.remove_chrome(root, noise)
-    ids = clean.heading_ids(root)
     evidence = signals.collect(root, form)
     main = main_markdown(root, url)
     if not _HAS_WORD.search(main.markdown):
