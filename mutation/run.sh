@@ -38,8 +38,11 @@ fi
 
 # The tests that exercise the security modules; mutmut picks, per mutated function, the
 # tests among these that call it.
-TESTS=(tests/egress tests/privacy tests/boundary tests/search/test_normalize.py
-       tests/security tests/service/test_web_fetch.py)
+TESTS=()
+for candidate in tests/egress tests/privacy tests/boundary tests/search/test_normalize.py \
+    tests/security tests/service/test_web_fetch.py; do
+    [ -e "$candidate" ] && TESTS+=("$candidate")
+done
 
 "$PY" -c "import mutmut" 2>/dev/null || {
     echo "mutmut is not installed: pip install -c requirements/constraints.txt -e '.[security]'" >&2
@@ -50,7 +53,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/rypsok-mutation.XXXXXX")
 cleanup() { [ "${MUTATION_KEEP:-0}" = 1 ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 # Copy what the tests need, without caches or build metadata.
-tar -C "$ROOT" --exclude='__pycache__' --exclude='*.egg-info' -cf - src tests pyproject.toml \
+tar -C "$ROOT" --exclude='__pycache__' --exclude='*.egg-info' -cf - src tests docs pyproject.toml \
     | tar -C "$WORK" -xf -
 
 toml_list() {
@@ -69,8 +72,9 @@ toml_list() {
     echo "source_paths = [\"src\"]"
     echo "only_mutate = $(toml_list "${MODULES[@]}")"
     echo "pytest_add_cli_args_test_selection = $(toml_list "${TESTS[@]}")"
-    echo 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-W", "ignore"]'
+    echo 'pytest_add_cli_args = ["-q"]'
     echo "use_git_change_detection = false"
+    echo 'also_copy = ["docs"]'
 } >> "$WORK/pyproject.toml"
 
 started=$(date +%s)

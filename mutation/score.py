@@ -26,6 +26,11 @@ _SURVIVING = frozenset({"survived", "no tests", "suspicious"})
 _KILLED = frozenset({"killed", "timeout", "caught by type check", "segfault"})
 
 
+def say(line: str) -> None:
+    """One line of the report on standard output."""
+    sys.stdout.write(line + "\n")
+
+
 def read_results(path: Path) -> dict[str, str]:
     """Mutant name to status from ``mutmut results --all true``."""
     found: dict[str, str] = {}
@@ -67,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     results = read_results(args.results)
     accepted, bad = read_accepted(args.accepted)
     if not results:
-        print(f"no mutant results in {args.results}", file=sys.stderr)
+        sys.stderr.write(f"no mutant results in {args.results}\n")
         return 2
     counts = Counter(results.values())
     killed = sum(n for status, n in counts.items() if status in _KILLED)
@@ -79,23 +84,23 @@ def main(argv: list[str] | None = None) -> int:
 
     score = 100.0 * killed / checked if checked else 0.0
     adjusted = 100.0 * (killed + len(surviving) - len(unaccepted)) / checked if checked else 0.0
-    print(f"modules: {args.modules or '(all configured)'}")
-    print(f"mutants: {len(results)}; checked {checked}; not checked {unchecked}")
-    print("by status: " + ", ".join(f"{status} {n}" for status, n in sorted(counts.items())))
-    print(f"mutation score (killed / checked): {score:.1f}%")
-    print(f"score with accepted survivors counted as killed: {adjusted:.1f}%")
+    say(f"modules: {args.modules or '(all configured)'}")
+    say(f"mutants: {len(results)}; checked {checked}; not checked {unchecked}")
+    say("by status: " + ", ".join(f"{status} {n}" for status, n in sorted(counts.items())))
+    say(f"mutation score (killed / checked): {score:.1f}%")
+    say(f"score with accepted survivors counted as killed: {adjusted:.1f}%")
     if args.elapsed:
-        print(f"elapsed: {args.elapsed} s")
+        say(f"elapsed: {args.elapsed} s")
     for line in bad:
-        print(line)
+        say(line)
     for name in stale:
-        print(f"accepted survivor is now killed (remove it from the list): {name}")
+        say(f"accepted survivor is now killed (remove it from the list): {name}")
     for name in unaccepted:
-        print(f"UNACCEPTED SURVIVOR: {name} ({results[name]})")
+        say(f"UNACCEPTED SURVIVOR: {name} ({results[name]})")
     if bad or unaccepted:
-        print(f"FAIL: {len(unaccepted)} survivor(s) not in {args.accepted}")
+        say(f"FAIL: {len(unaccepted)} survivor(s) not in {args.accepted}")
         return 1
-    print("OK: every survivor is accepted with a reason")
+    say("OK: every survivor is accepted with a reason")
     return 0
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 
 from rypsok import PROJECT_URL, __version__
+from rypsok.cache import CacheConfigError, open_backend
 from rypsok.config.limits import limit
 from rypsok.config.load import ConfigError, load_settings
 from rypsok.config.schema import Settings
@@ -33,6 +34,7 @@ from rypsok.health.invocation import InvocationLimits
 from rypsok.health.metrics import Metrics
 from rypsok.health.monitor import EngineMonitor
 from rypsok.health.provider_limits import ProviderLimits
+from rypsok.health.shared_window import SharedWindows
 from rypsok.logs import configure_logging, log_event
 from rypsok.search.pipeline import SearchPipeline
 from rypsok.services.calls import Services
@@ -90,7 +92,7 @@ def check_report(settings: Settings, path: Path | None) -> str:
     for e in engines:
         categories = ",".join(c.value for c in e.driver.admission.categories)
         state = "active" if e.active else f"inactive ({e.inactive_reason})"
-        lines.append(f"  {e.engine_id:<14} {categories:<8} {state}")
+        lines.append(f"  {e.engine_id:<16} {categories:<26} {state}")
     tools = ["web_search", "web_fetch"] + (
         ["engine_status"] if settings.service.engine_status else []
     )
@@ -118,6 +120,15 @@ async def runtime(
     clock = SystemClock()
     # The HTTP transport passes its own instance to serve it on its metrics port.
     metrics = Metrics() if metrics is None else metrics
+    try:  # the result cache, and Redis for the limits of several replicas (docs/cache.md)
+        backend = open_backend(settings.cache, clock=clock, logger=logger)
+    except CacheConfigError as exc:
+        raise ConfigurationError(str(exc)) from None
+    shared = (
+        SharedWindows(backend.link, key_prefix=settings.cache.key_prefix)
+        if backend.link is not None
+        else None
+    )
     limiter = InvocationLimits(
         {
             ToolName.WEB_SEARCH: settings.service.calls_per_minute_web_search,
@@ -125,6 +136,7 @@ async def runtime(
             ToolName.ENGINE_STATUS: settings.service.calls_per_minute_engine_status,
         },
         clock=clock,
+        shared=shared,
     )
 
     def on_transition(transition: Transition) -> None:
@@ -143,6 +155,7 @@ async def runtime(
         [e.driver.admission for e in engines if e.active],
         clock=clock,
         process_cap=settings.search.requests_in_flight,
+        shared_rate=shared.engine_window if shared is not None else None,
     )
     for e in engines:
         if not e.active:
@@ -153,9 +166,12 @@ async def runtime(
                 engine=e.engine_id,
                 reason=e.inactive_reason,
             )
-    async with Egress(
-        settings, user_agent(settings), extra_allow=extra_allow, ssl_context=ssl_context
-    ) as egress:
+    async with (
+        backend,
+        Egress(
+            settings, user_agent(settings), extra_allow=extra_allow, ssl_context=ssl_context
+        ) as egress,
+    ):
         pipeline = SearchPipeline(
             settings=settings,
             engines=engines,
@@ -163,6 +179,7 @@ async def runtime(
             monitor=monitor,
             limits=limits,
             logger=logger,
+            cache=backend.cache,
         )
         configured = [e.engine_id for e in engines]
         disabled = {e.engine_id for e in engines if not e.active}

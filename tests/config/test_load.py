@@ -32,7 +32,10 @@ def test_req_cfg_001_file_from_option_and_environment(
 
 
 def test_req_main_003_schema_version_required_and_known(tmp_path: Path) -> None:
-    """REQ-MAIN-003: a file without schema_version, or with an unknown one, is refused."""
+    """REQ-MAIN-003: a file without schema_version, or with an unknown one, is refused.
+
+    Proves THR-30.
+    """
     with pytest.raises(ConfigError, match="schema_version is missing"):
         load_settings(str(write(tmp_path, "[search]\nmax_results_default = 5\n")))
     with pytest.raises(ConfigError, match="schema_version 2 is not supported"):
@@ -83,7 +86,10 @@ def test_req_agg_003_engine_timeout_plus_reserve_above_deadline_refused() -> Non
     ],
 )
 def test_req_cfg_004_inline_secret_refused(tmp_path: Path, text: str) -> None:
-    """REQ-CFG-004: an inline secret is refused, naming the key, never echoing the value."""
+    """REQ-CFG-004: an inline secret is refused, naming the key, never echoing the value.
+
+    Proves THR-30.
+    """
     with pytest.raises(ConfigError) as caught:
         load_settings(str(write(tmp_path, "schema_version = 1\n" + text)))
     message = str(caught.value)
@@ -108,7 +114,10 @@ def test_req_cfg_004_secret_by_reference(tmp_path: Path, monkeypatch: pytest.Mon
 
 @pytest.mark.parametrize("case", ["directory", "missing", "not_toml", "binary", "unreadable"])
 def test_req_cfg_005_bad_files_get_clear_errors(tmp_path: Path, case: str) -> None:
-    """REQ-CFG-005: a directory, a missing, unreadable or non-TOML file is a clear error."""
+    """REQ-CFG-005: a directory, a missing, unreadable or non-TOML file is a clear error.
+
+    Proves THR-30.
+    """
     if case == "directory":
         path, expected = tmp_path, "is a directory"
     elif case == "missing":

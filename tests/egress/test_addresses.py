@@ -153,7 +153,10 @@ GLOBAL = [
 @pytest.mark.req("REQ-SEC-006")
 @pytest.mark.parametrize(("address", "category"), V4_ROWS + V6_ROWS)
 def test_req_sec_006_table_row_of_every_forbidden_range(address: str, category: Category) -> None:
-    """Each refused range of the IPv4 and IPv6 registries has its row (REQ-TEST-005)."""
+    """Each refused range of the IPv4 and IPv6 registries has its row (REQ-TEST-005).
+
+    Proves THR-02.
+    """
     row = table_row(ip(address))
     assert row is not None and row.category == category
     with pytest.raises(EgressError) as refused:
@@ -164,7 +167,10 @@ def test_req_sec_006_table_row_of_every_forbidden_range(address: str, category: 
 @pytest.mark.req("REQ-SEC-006")
 @pytest.mark.parametrize("address", METADATA)
 def test_req_sec_006_cloud_metadata_addresses_refused(address: str) -> None:
-    """Cloud metadata addresses are refused, Azure's public WireServer address included."""
+    """Cloud metadata addresses are refused, Azure's public WireServer address included.
+
+    Proves THR-02.
+    """
     assert metadata_row(ip(address)) is not None
     with pytest.raises(EgressError) as refused:
         AddressPolicy().check_address(ip(address))
@@ -229,7 +235,10 @@ def test_table_does_not_use_python_classification() -> None:
     ],
 )
 def test_req_sec_006_embedded_ipv4_judged(address: str, category: Category) -> None:
-    """Mapped, compatible, 6to4, Teredo and NAT64 addresses are judged by what they embed."""
+    """Mapped, compatible, 6to4, Teredo and NAT64 addresses are judged by what they embed.
+
+    Proves THR-03.
+    """
     with pytest.raises(EgressError) as refused:
         AddressPolicy().check_address(ip(address))
     assert refused.value.reason == EgressReason.ADDRESS_DENIED

@@ -44,6 +44,8 @@ def test_req_sec_013_bomb_stops_at_the_bound_with_bounded_memory(encoding: str, 
 
     The decoder's own count and the bytes actually handed out both stay within the bound,
     and the peak of memory allocated while decoding is a small multiple of it.
+
+    Proves THR-14.
     """
     bomb = zero_bomb(wbits, 1024)
     assert len(bomb) < 2 * MiB

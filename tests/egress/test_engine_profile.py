@@ -124,7 +124,10 @@ async def test_req_sec_017_engine_request_over_https(
 async def test_req_test_015_engine_requests_use_https_unless_explicit(
     make_egress: MakeEgress, engine_dns: DNSServer
 ) -> None:
-    """http, and a loopback address, are accepted only for an explicitly configured endpoint."""
+    """http, and a loopback address, are accepted only for an explicitly configured endpoint.
+
+    Proves THR-11.
+    """
     with serving(respond_each(body=b"plain")) as engine:
         egress = make_egress(make_settings(dns_server=engine_dns.address), allow=())
         endpoint = f"http://127.0.0.1:{engine.port}/search"
@@ -162,7 +165,10 @@ async def test_req_test_015_credential_header_never_sent_to_another_origin(
     server_tls: Callable[..., ssl.SSLContext],
 ) -> None:
     """A request built for another origin (host, port or scheme) is refused before any byte
-    is sent, so the credential header cannot leave the endpoint's origin (REQ-SEC-017)."""
+    is sent, so the credential header cannot leave the endpoint's origin (REQ-SEC-017).
+
+    Proves THR-11.
+    """
     with (
         serving(respond_each(), tls=server_tls("engine.test", "other.test")) as engine,
         serving(respond_each(), tls=server_tls("engine.test", "other.test")) as other,
@@ -185,7 +191,10 @@ async def test_req_test_015_credential_header_never_sent_to_another_origin(
 async def test_req_sec_017_redirect_returned_not_followed(
     make_egress: MakeEgress, engine_dns: DNSServer
 ) -> None:
-    """A 3xx is handed back as it came; the credential went to the endpoint only."""
+    """A 3xx is handed back as it came; the credential went to the endpoint only.
+
+    Proves THR-11.
+    """
     with serving(respond_each()) as other:
         target = f"http://other.test:{other.port}/collect"
         redirect = respond_each(302, [("Location", target)], b"")
@@ -268,7 +277,10 @@ async def test_post_body_is_framed(make_egress: MakeEgress, engine_dns: DNSServe
 async def test_req_sec_010_engine_response_bounded(
     make_egress: MakeEgress, engine_dns: DNSServer
 ) -> None:
-    """The driver-declared bound applies while streaming."""
+    """The driver-declared bound applies while streaming.
+
+    Proves THR-14.
+    """
     with serving(respond_each(body=b"x" * 5000)) as engine:
         egress = make_egress(make_settings(dns_server=engine_dns.address))
         endpoint = f"http://engine.test:{engine.port}/"
@@ -355,7 +367,10 @@ async def test_cancelled_engine_request_closes_its_pooled_connection(
 
 
 def test_engine_proxy_setting_refused_not_ignored() -> None:
-    """[egress] engine_proxy is not implemented; it must not be silently dropped."""
+    """[egress] engine_proxy is not implemented; it must not be silently dropped.
+
+    Proves THR-41.
+    """
     from rypsok.config.schema import EgressSettings, Settings
 
     settings = Settings(egress=EgressSettings(engine_proxy="http://127.0.0.1:3128"))

@@ -67,7 +67,10 @@ async def refused(egress: Egress, url: str | CheckedURL, **kwargs: float) -> Egr
 async def test_req_sec_009_get_with_only_the_headers_rypsok_sets(
     make_egress: MakeEgress, loopback_only: list[str]
 ) -> None:
-    """One GET with Host, User-Agent, Accept, Accept-Encoding, Connection; no fragment sent."""
+    """One GET with Host, User-Agent, Accept, Accept-Encoding, Connection; no fragment sent.
+
+    Proves THR-25.
+    """
     with serving(respond_each(body=b"hello")) as server:
         egress = make_egress(make_settings(ports=[server.port]))
         response = await fetch(egress, f"http://127.0.0.1:{server.port}/page?q=1#section")
@@ -97,7 +100,10 @@ async def test_req_sec_007_ipv6_literal_connects_to_that_address(make_egress: Ma
 @pytest.mark.req("REQ-TEST-005")
 async def test_req_test_005_production_policy_refuses_loopback(make_egress: MakeEgress) -> None:
     """Without the injected allow rule the local server is unreachable, even with a
-    hand-built CheckedURL that skipped check_url (REQ-SEC-006)."""
+    hand-built CheckedURL that skipped check_url (REQ-SEC-006).
+
+    Proves THR-02.
+    """
     with serving(respond_each()) as server:
         egress = make_egress(make_settings(ports=[server.port]), allow=())
         with pytest.raises(EgressError) as caught:
@@ -183,7 +189,10 @@ async def test_req_sec_007_tls_verifies_the_original_host_name(
     dns_zone: Callable[[dict[str, list[str]]], DNSServer],
 ) -> None:
     """The connection goes to the checked address, and TLS checks the name in the URL:
-    a certificate for another name fails (SNI and certificate check)."""
+    a certificate for another name fails (SNI and certificate check).
+
+    Proves THR-39.
+    """
     dns = dns_zone({"good.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]})
     with serving(respond_each(body=b"secure"), tls=server_tls("good.test")) as server:
         egress = make_egress(make_settings(ports=[server.port], dns_server=dns.address))
@@ -210,7 +219,10 @@ async def test_tls_to_an_address_literal_checks_the_address(
 async def test_untrusted_certificate_fails(
     make_egress: MakeEgress, server_tls: Callable[..., ssl.SSLContext]
 ) -> None:
-    """The system trust store does not know the test CA: the handshake must fail."""
+    """The system trust store does not know the test CA: the handshake must fail.
+
+    Proves THR-39.
+    """
     with serving(respond_each(), tls=server_tls("127.0.0.1")) as server:
         egress = Egress(make_settings(ports=[server.port]), USER_AGENT, extra_allow=["127.0.0.1"])
         try:
@@ -245,7 +257,10 @@ async def test_req_sec_007_proxy_environment_ignored(
     server_tls: Callable[..., ssl.SSLContext],
     dns_zone: Callable[[dict[str, list[str]]], DNSServer],
 ) -> None:
-    """Proxy variables pointing at a local listener are never used (REQ-TEST-015)."""
+    """Proxy variables pointing at a local listener are never used (REQ-TEST-015).
+
+    Proves THR-32.
+    """
     dns = dns_zone({"site.test": ["127.0.0.1"]})
     with (
         serving(respond_each()) as trap,
@@ -287,7 +302,10 @@ def streaming(
 async def test_req_sec_013_compression_bomb_stops_at_the_bound(
     make_egress: MakeEgress, encoding: str, wbits: int
 ) -> None:
-    """A 1 MiB body inflating to 1 GiB ends with too_large at the byte bound (REQ-SEC-010)."""
+    """A 1 MiB body inflating to 1 GiB ends with too_large at the byte bound (REQ-SEC-010).
+
+    Proves THR-22.
+    """
     bomb = zero_bomb(wbits, 1024)
     handler = streaming([("Content-Encoding", encoding), ("Connection", "close")], bomb)
     with serving(handler) as server:

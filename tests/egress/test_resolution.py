@@ -102,7 +102,10 @@ async def test_req_sec_006_mixed_answers_refused_before_any_connection(
     addresses: list[str],
     category: Category,
 ) -> None:
-    """One forbidden address in the answer refuses the call; the allowed one is not tried."""
+    """One forbidden address in the answer refuses the call; the allowed one is not tried.
+
+    Proves THR-03.
+    """
     dns = dns_zone({"mixed.test": addresses})
     with serving(respond_each()) as server, pytest.raises(EgressError) as caught:
         await fetch_status(make_egress, dns, server.port, f"http://mixed.test:{server.port}/")
@@ -127,7 +130,10 @@ async def test_req_sec_007_dns_rebinding_connects_to_the_checked_address(
 ) -> None:
     """The first answer (127.0.0.1, allowed in code) is checked; every later answer points at
     127.0.0.2, where a trap listens on the same port. The connection goes to 127.0.0.1, the
-    name is asked once per family, and the trap is never contacted (REQ-TEST-005)."""
+    name is asked once per family, and the trap is never contacted (REQ-TEST-005).
+
+    Proves THR-03.
+    """
 
     def rebind(_name: str, rdtype: str, n: int) -> list[str]:
         if rdtype == "AAAA":

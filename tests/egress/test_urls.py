@@ -73,7 +73,10 @@ def test_req_test_005_address_literals_in_every_notation(
     egress: Egress, url: str, address: str, category: Category
 ) -> None:
     """Decimal, octal, hexadecimal, short, fullwidth and IPv6 spellings are judged as the
-    address they name (REQ-SEC-006, REQ-SEC-007)."""
+    address they name (REQ-SEC-006, REQ-SEC-007).
+
+    Proves THR-02.
+    """
     checked = parse_url(url, allow_http=False, ports=None)
     assert checked.address == ipaddress.ip_address(address)
     assert checked.is_literal_address

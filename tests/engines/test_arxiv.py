@@ -280,7 +280,10 @@ def test_req_eng_006_unusable_bodies_are_parse_failure(name: str, content_type: 
 
 
 def test_dtd_hidden_by_another_encoding_is_refused() -> None:
-    """A DTD in UTF-16 cannot slip past the check: the body must be UTF-8."""
+    """A DTD in UTF-16 cannot slip past the check: the body must be UTF-8.
+
+    Proves THR-10.
+    """
     body = fixture("doctype_entity.xml").decode().replace("UTF-8", "UTF-16").encode("utf-16")
     failure(respond(body), FailureClass.PARSE_FAILURE)
 

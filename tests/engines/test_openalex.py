@@ -32,6 +32,7 @@ from tests.engines.helpers_a import (
     params_of,
     respond,
 )
+from tests.engines.helpers_d import expect_refusal
 
 ENGINE = "openalex"
 KEY = "oa-handwritten-fixture-key-0000"
@@ -41,7 +42,8 @@ def query(**changes: Any) -> Any:
     """A query on OpenAlex's works endpoint, with a configured key."""
     changes.setdefault("text", "open access citation")
     changes.setdefault("credential", Secret(KEY))
-    return make_query(openalex.ADMISSION.endpoint, **changes)
+    endpoint = changes.pop("endpoint", openalex.ADMISSION.endpoint)
+    return make_query(endpoint, **changes)
 
 
 # --- admission record ---------------------------------------------------------------------
@@ -109,11 +111,7 @@ def test_req_eng_011_count_capped_at_record_maximum() -> None:
 
 def test_req_eng_006_no_key_is_auth_failure_before_contact() -> None:
     """REQ-ENG-006: the key is required; without one nothing is built (auth_failure)."""
-    expect_failure(
-        lambda _: openalex.build_request(query(credential=None)),
-        respond(b"{}"),
-        FailureClass.AUTH_FAILURE,
-    )
+    expect_refusal(openalex.build_request, query(credential=None), FailureClass.AUTH_FAILURE)
 
 
 @pytest.mark.parametrize(
@@ -155,11 +153,7 @@ def test_query_text_is_kept_and_whitespace_collapsed() -> None:
 
 def test_blank_query_is_refused() -> None:
     """Whitespace only: request_failure before contact."""
-    expect_failure(
-        lambda _: openalex.build_request(query(text=" \t ")),
-        respond(b"{}"),
-        FailureClass.REQUEST_FAILURE,
-    )
+    expect_refusal(openalex.build_request, query(text=" \t "), FailureClass.REQUEST_FAILURE)
 
 
 def test_endpoint_query_is_kept_and_origin_is_the_endpoints() -> None:
@@ -210,13 +204,13 @@ def test_req_eng_012_abstract_rebuilt_raw() -> None:
 
 def test_abstract_reconstruction_is_bounded() -> None:
     """A huge inverted index costs a bounded amount: late positions and long words are cut."""
-    index = {f"w{i}": [i] for i in range(50_000)}
-    index["x" * 10_000] = [0]
-    body = {"results": [{"id": "https://openalex.org/W1", "display_name": "T"}]}
-    body["results"][0]["abstract_inverted_index"] = index
-    (result,) = openalex.parse(respond(body))
-    assert len(result.snippet) <= 2000
-    assert "w999" not in result.snippet.split()  # a word placed after the cut is never seen
+    index: dict[str, list[int]] = {"x" * 10_000: [0]}
+    index.update({f"w{i}": [i] for i in range(1, 50_000)})
+    work = {"id": "https://openalex.org/W1", "display_name": "T", "abstract_inverted_index": index}
+    (result,) = openalex.parse(respond({"results": [work]}))
+    assert len(result.snippet) == 2000
+    assert result.snippet.startswith("x" * 200 + " w1 w2 ")
+    assert "x" * 201 not in result.snippet
 
 
 def test_req_test_002_empty() -> None:

@@ -229,7 +229,10 @@ def test_req_test_017_short_retry_after_keeps_the_cooldown(
 def test_req_test_017_retry_after_is_capped_at_lim_b4(
     breaker: CircuitBreaker, recorder: Recorder
 ) -> None:
-    """REQ-CMP-002: a Retry-After is honoured up to LIM-B4."""
+    """REQ-CMP-002: a Retry-After is honoured up to LIM-B4.
+
+    Proves THR-15.
+    """
     breaker.record_failure(E, FailureClass.RATE_LIMITED, retry_after_s=B4 * 100)
     assert recorder.last.cooldown_s == B4
 

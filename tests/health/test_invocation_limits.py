@@ -34,7 +34,10 @@ def test_req_mcp_010_defaults_are_lim_c6_c7_c8() -> None:
 def test_req_mcp_010_refuses_the_call_past_the_limit_with_retry_after(
     clock: ManualClock,
 ) -> None:
-    """REQ-MCP-010, REQ-TEST-016: the 61st call in a minute is refused with retry_after_ms."""
+    """REQ-MCP-010, REQ-TEST-016: the 61st call in a minute is refused with retry_after_ms.
+
+    Proves THR-06.
+    """
     limits = InvocationLimits(clock=clock)
     n = limits.limit_of(SEARCH)
     t0 = clock.monotonic()

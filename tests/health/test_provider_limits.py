@@ -103,7 +103,10 @@ def max_starts_in_any_window(starts: list[float], per_seconds: float) -> int:
 async def test_req_cmp_002_rate_and_concurrency_hold_under_100_callers(
     clock: ManualClock,
 ) -> None:
-    """REQ-CMP-002, REQ-TEST-016: 100 callers never exceed the rate or the engine's cap."""
+    """REQ-CMP-002, REQ-TEST-016: 100 callers never exceed the rate or the engine's cap.
+
+    Proves THR-16.
+    """
     limits = make(clock, {"e": (5, 2.0, 3)})
     seen = await hammer(limits, clock, ["e"])
     assert len(seen.starts["e"]) == 100

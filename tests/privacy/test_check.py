@@ -34,7 +34,10 @@ def test_req_test_008_default_mode_is_the_limits_table_value() -> None:
 
 
 def test_req_test_008_deny_refuses_and_sends_nothing() -> None:
-    """REQ-TEST-008, REQ-PRIV-002: deny names kind and position and offers no text to send."""
+    """REQ-TEST-008, REQ-PRIV-002: deny names kind and position and offers no text to send.
+
+    Proves THR-04.
+    """
     verdict = CredentialCheck(CredentialMode.DENY).apply(QUERY)
     assert verdict.action is CredentialAction.DENY
     assert verdict.text is None
@@ -84,7 +87,10 @@ def test_req_test_008_modes_accept_the_configuration_strings(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", list(CredentialMode))
 def test_req_priv_002_the_value_never_appears_in_a_repr(mode: CredentialMode) -> None:
-    """REQ-PRIV-002: verdicts and matches print kind and position, never the credential."""
+    """REQ-PRIV-002: verdicts and matches print kind and position, never the credential.
+
+    Proves THR-04.
+    """
     verdict = CredentialCheck(mode).apply(QUERY)
     assert SECRET not in repr(verdict)
     assert SECRET not in str(verdict)
@@ -101,7 +107,10 @@ def test_req_priv_002_the_value_never_appears_in_an_exception() -> None:
 
 def test_req_test_008_no_query_reaches_the_logs(caplog: pytest.LogCaptureFixture) -> None:
     """REQ-TEST-008, REQ-PRIV-004: checking, finding and masking log nothing of the query,
-    at any level."""
+    at any level.
+
+    Proves THR-34.
+    """
     with caplog.at_level(logging.DEBUG):
         for mode in CredentialMode:
             CredentialCheck(mode).apply(QUERY)

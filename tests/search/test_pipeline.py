@@ -30,6 +30,7 @@ pytestmark = pytest.mark.anyio
 FIXTURES = Path(__file__).resolve().parents[1] / "engines" / "fixtures"
 PATHS = {
     "hackernews": "/hn/api/v1/search",
+    "searxng": "/searxng/search",
     "gdelt": "/gdelt/api/v2/doc/doc",
     "wikipedia": "/wp/{language}/api.php",
     "wikidata": "/wd/api.php",
@@ -190,7 +191,10 @@ async def test_req_eng_006_failures_classified_without_provider_text(
 ) -> None:
     """REQ-ENG-006, REQ-ENG-009, REQ-RES-002, REQ-TEST-007, REQ-SEC-016, REQ-ERR-004:
     truncated JSON, HTML instead of JSON, a CAPTCHA page, 429, a redirect and invalid UTF-8
-    become one failure class each; no provider text reaches the response or the logs."""
+    become one failure class each; no provider text reaches the response or the logs.
+
+    Proves THR-10, THR-12.
+    """
     with fake_http_server() as server:
         server.replies["/hn/api/v1/search"] = reply
         server.replies["/wd/api.php"] = json_reply("wikidata")
@@ -230,7 +234,10 @@ async def test_req_res_004_rate_limited_engine_skipped_with_notice() -> None:
 
 async def test_req_sec_013_gzip_bomb_from_an_engine_is_bounded() -> None:
     """REQ-SEC-010, REQ-SEC-013: a gzip bomb from an engine stops at the engine's byte bound
-    and fails that engine only; the process keeps serving."""
+    and fails that engine only; the process keeps serving.
+
+    Proves THR-14.
+    """
     buffer = io.BytesIO()
     with gzip.GzipFile(fileobj=buffer, mode="wb") as bomb:
         for _ in range(64):
@@ -262,7 +269,10 @@ async def test_req_cmp_004_identifying_user_agent() -> None:
 
 async def test_req_search_006_credential_refused_before_any_request() -> None:
     """REQ-SEARCH-006, REQ-PRIV-002, REQ-LIFE-001: a query carrying a credential is denied
-    naming its kind and position, never its value, and no engine is contacted."""
+    naming its kind and position, never its value, and no engine is contacted.
+
+    Proves THR-04.
+    """
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     with fake_http_server() as server:
         server.replies["/hn/api/v1/search"] = json_reply("hackernews")
@@ -276,7 +286,10 @@ async def test_req_search_006_credential_refused_before_any_request() -> None:
 
 async def test_req_priv_004_no_query_text_in_logs() -> None:
     """REQ-PRIV-004, REQ-OBS-005, REQ-TEST-008: at the default level the logs carry the call
-    and engine events but never the query text."""
+    and engine events but never the query text.
+
+    Proves THR-34.
+    """
     with fake_http_server() as server:
         server.replies["/hn/api/v1/search"] = json_reply("hackernews")
         async with search_services(server, ["hackernews"]) as (services, logs):
@@ -302,7 +315,10 @@ async def test_req_arch_004_same_answers_same_bytes_whatever_the_arrival_order()
 
 async def test_req_ctx_004_cleaned_text_and_notices() -> None:
     """REQ-CTX-004, REQ-SEC-015, REQ-CTX-007, REQ-TEST-007: markup, entities, invisible
-    characters and overlong titles are cleaned, bounded and reported by notices."""
+    characters and overlong titles are cleaned, bounded and reported by notices.
+
+    Proves THR-09.
+    """
     hits = [
         {
             "objectID": "1",
@@ -328,3 +344,18 @@ async def test_req_ctx_004_cleaned_text_and_notices() -> None:
     assert result["url"] == "https://example.org/a?id=1"
     codes = {n["code"] for n in data["notices"]}
     assert {"title_truncated", "markup_removed", "invisible_characters_removed"} <= codes
+
+
+async def test_req_agg_004_searxng_unresponsive_sources_make_a_partial_outcome() -> None:
+    """REQ-AGG-004 (SearXNG engine type): results from an instance that reported some of its
+    own engines unresponsive are returned as partial with a notice, never silently."""
+    with fake_http_server() as server:
+        server.replies["/searxng/search"] = json_reply("searxng", "unresponsive.json")
+        async with search_services(server, ["searxng"]) as (services, logs):
+            data = await search(services, query="tokio runtime")
+    assert data["outcome"] == "partial" and data["results"]
+    notice = next(n for n in data["notices"] if n["code"] == "engine_sources_unresponsive")
+    assert (notice["engine"], notice["count"]) == ("searxng", 2)
+    assert "SEARXNG-PROVIDER-TEXT" not in json.dumps(data) + "\n".join(logs.lines)
+    sent = server.requests[0]
+    assert sent.method == "POST" and "cookie" not in sent.headers

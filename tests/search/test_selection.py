@@ -139,7 +139,10 @@ HOSTILE_TITLE = (
 async def test_req_sec_001_002_004_hostile_text_stays_data() -> None:
     """REQ-SEC-001, REQ-SEC-002, REQ-SEC-003, REQ-SEC-004, REQ-CTX-002: a result whose text
     imitates rypsok's fields and gives instructions stays inside its field, changes no
-    structure, triggers no request and no limit; it is flagged with a notice."""
+    structure, triggers no request and no limit; it is flagged with a notice.
+
+    Proves THR-09, THR-35.
+    """
     hits = [
         {
             "objectID": "1",

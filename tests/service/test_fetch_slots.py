@@ -12,7 +12,10 @@ pytestmark = pytest.mark.anyio
 
 async def test_req_sec_012_process_and_host_bounds_never_exceeded() -> None:
     """REQ-SEC-012: fetches in flight never exceed LIM-C3 in the process nor LIM-C4 per host;
-    a fetch that cannot get a slot in time is told so instead of waiting past it."""
+    a fetch that cannot get a slot in time is told so instead of waiting past it.
+
+    Proves THR-40.
+    """
     slots = FetchSlots(process=3, per_host=2)
     peak_total = 0
     peak_host: dict[str, int] = {}

@@ -28,6 +28,10 @@ _MESSAGES: dict[NoticeCode, str] = {
         "Engine {engine} is at its admitted request rate and was not queried."
     ),
     NoticeCode.ENGINES_NOT_QUERIED: "{count} further engines of the category were not queried.",
+    NoticeCode.ENGINE_SOURCES_UNRESPONSIVE: (
+        "Engine {engine} reported {count} of its own sources unresponsive; its results may be "
+        "incomplete."
+    ),
     NoticeCode.RESULTS_DROPPED_URL: (
         "{count} results were dropped: their URL is unusable or too long."
     ),

@@ -74,6 +74,7 @@ class NoticeCode(StrEnum):
     ENGINE_SKIPPED_CIRCUIT_OPEN = "engine_skipped_circuit_open"
     ENGINE_SKIPPED_RATE_LIMIT = "engine_skipped_rate_limit"
     ENGINES_NOT_QUERIED = "engines_not_queried"
+    ENGINE_SOURCES_UNRESPONSIVE = "engine_sources_unresponsive"
     # search: results
     RESULTS_DROPPED_URL = "results_dropped_url"
     RESULTS_DROPPED_INSTRUCTION_LIKE = "results_dropped_instruction_like"

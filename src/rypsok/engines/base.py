@@ -78,6 +78,7 @@ class EngineQuery:
     credential: Secret | None = None
     contact: str = ""
     now: float = field(default_factory=time.time)
+    category: Category = Category.GENERAL
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +122,20 @@ class RawResult:
     date: str | None = None
 
 
+class PartialResults(list[RawResult]):
+    """Results of an engine that reported some of its own sources unresponsive (SearXNG).
+
+    A plain list for every other purpose; ``unresponsive_sources`` is a count only: the names
+    and messages are provider text and never kept.
+    """
+
+    __slots__ = ("unresponsive_sources",)
+
+    def __init__(self, results: list[RawResult], unresponsive_sources: int) -> None:
+        super().__init__(results)
+        self.unresponsive_sources = unresponsive_sources
+
+
 class EngineFailure(Exception):
     """A failed engine request, as exactly one class; never carries provider text."""
 
@@ -147,6 +162,7 @@ class DriverSpec:
     admission: AdmissionRecord
     build_request: Callable[[EngineQuery], EngineRequest]
     parse: Callable[[EngineResponse], list[RawResult]]
+    scraping: bool = False  # reads a human-facing page (REQ-ENG-013): opt-in only
 
 
 # --- helpers shared by drivers: provider-neutral only --------------------------------------

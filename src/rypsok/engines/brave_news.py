@@ -179,7 +179,7 @@ def _check_errors(response: EngineResponse) -> None:
         return
     code = _error_code(response)
     if response.status == 429 or code in _RATE_LIMITED_CODES:
-        raise EngineFailure(FailureClass.RATE_LIMITED, retry_after(response.headers))
+        raise EngineFailure(FailureClass.RATE_LIMITED, _retry_after(response.headers))
     if code == _BAD_SUBSCRIPTION_CODE:
         raise EngineFailure(FailureClass.AUTH_FAILURE)
 
@@ -197,7 +197,7 @@ def _error_code(response: EngineResponse) -> str:
     return code.strip().upper() if isinstance(code, str) and len(code) <= 64 else ""
 
 
-def retry_after(headers: Mapping[str, str]) -> float | None:
+def _retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds to wait: ``retry-after`` if given, else the reset of the exhausted window.
 
     ``X-RateLimit-Reset`` lists seconds until each window resets, aligned with

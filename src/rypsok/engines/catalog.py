@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from rypsok.config.schema import Settings
 from rypsok.config.secrets import Secret, SecretError, resolve
 from rypsok.engines.base import DriverSpec
 from rypsok.engines.registry import DRIVER_MODULES, check_identifiers, load_driver
+
+# An admission record's endpoint on a reserved name marks an engine the operator runs itself.
+_PLACEHOLDERS = frozenset({"searxng.invalid"})
 
 
 class EngineConfigError(ValueError):
@@ -48,6 +52,18 @@ def resolve_engines(settings: Settings) -> list[ConfiguredEngine]:
             credential = resolve(entry.api_key_env, entry.api_key_file) if entry else None
         except SecretError as exc:
             raise EngineConfigError(f"engines.{engine_id}.api_key_file: {exc}") from None
+        if driver.scraping and enabled and not settings.scraping.enabled:
+            raise EngineConfigError(
+                f"engines.{engine_id}: {engine_id} is a scraping driver (it reads a page made "
+                "for people, not an API); enabling it needs [scraping] enabled = true, by which "
+                "the operator accepts responsibility for the provider's terms"
+            )
+        explicit = bool(entry and entry.endpoint)
+        if enabled and not explicit and urlsplit(record.endpoint).hostname in _PLACEHOLDERS:
+            raise EngineConfigError(
+                f"engines.{engine_id}.endpoint: {engine_id} has no public endpoint; set the URL "
+                "of your own instance"
+            )
         reason: str | None = None
         if not enabled:
             reason = (

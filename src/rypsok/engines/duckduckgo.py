@@ -171,6 +171,8 @@ _SAFE_SEARCH: Final[dict[SafeSearch, str]] = {
 }
 _WORDS: Final = re.compile(r"(\s+)")
 _PROVIDER_DOMAIN: Final = "duckduckgo.com"
+# Paths on DuckDuckGo's hosts that are never a result: ads and its own search pages.
+_PROVIDER_PAGES: Final = ("/y.js", "/html", "/lite", "/d.js")
 # How far the page is examined: result anchors looked at, spans searched for a date.
 _MAX_ANCHORS: Final = 50
 _MAX_DATE_SPANS: Final = 20
@@ -366,14 +368,15 @@ def _target(href: Any) -> str | None:
     if not isinstance(href, str) or not href.strip():
         return None
     try:
+        relative = not urlsplit(href.strip()).netloc
         url = urljoin(ADMISSION.endpoint, href.strip())
         parts = urlsplit(url)
         host = (parts.hostname or "").lower()
     except ValueError:
         return None
     if _is_provider_host(host):
-        if parts.path.startswith("/y.js"):
-            return None  # an ad
+        if parts.path.startswith(_PROVIDER_PAGES):
+            return None  # an ad, or DuckDuckGo's own search pages
         if parts.path in ("/l/", "/l"):
             wrapped = parse_qs(parts.query).get("uddg")
             if not wrapped:
@@ -385,6 +388,8 @@ def _target(href: Any) -> str | None:
             if _is_provider_host((inner.hostname or "").lower()) and inner.path in ("/l/", "/l"):
                 return None  # wrapped twice: not a result URL
             return target
+        if relative:
+            return None  # a link within the results page, not a result
     return _absolute(url)
 
 
@@ -403,14 +408,16 @@ def _date(block: Any) -> str | None:
 
 def _results(root: Any) -> list[RawResult]:
     results: list[RawResult] = []
-    seen: set[int] = set()
+    # The blocks themselves, not their id(): lxml's element proxies live only while referenced,
+    # so an id() can come back for another element once a proxy is gone.
+    seen: list[Any] = []
     for anchor in list(root.xpath(_XP_ANCHORS))[:_MAX_ANCHORS]:
         if len(results) >= ADMISSION.max_results:
             break
         block = _block(anchor)
-        if block is None or id(block) in seen:
+        if block is None or any(block is other for other in seen):
             continue
-        seen.add(id(block))
+        seen.append(block)
         classes = _classes(block)
         if "result--ad" in classes or "result--no-result" in classes:
             continue

@@ -2,15 +2,14 @@
 
 One ``POST /search`` with a JSON body and the operator's key in ``x-api-key``. Exa's
 ``category`` narrows the index: ``news``, ``research paper`` and ``github`` serve rypsok's
-``news``, ``science`` and ``code``; ``general`` sends no category. The category follows the
-requested one once :class:`EngineQuery` carries it (see :data:`CATEGORY_IN_QUERY`); until then
-the driver serves ``general`` only. Snippets are Exa's query-relevant ``highlights``. Exhausted
-credits or an exceeded key budget are answered with 402, classified ``rate_limited``.
+``news``, ``science`` and ``code``; ``general`` sends no category. The category is the
+requested one (``EngineQuery.category``). Snippets are Exa's query-relevant ``highlights``.
+Exhausted credits or an exceeded key budget are answered with 402, classified
+``rate_limited``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import email.utils
 import json
 from collections.abc import Mapping
@@ -31,10 +30,6 @@ from rypsok.engines.base import (
     parse_retry_after,
 )
 
-# Whether the requested category reaches drivers (a ``category`` field of EngineQuery). Only
-# then can this one driver serve Exa's categories; until then it serves ``general``.
-CATEGORY_IN_QUERY: Final = any(f.name == "category" for f in dataclasses.fields(EngineQuery))
-_CATEGORY_VALUES: Final = frozenset(c.value for c in Category)
 # rypsok category -> Exa ``category`` (None: no category, the whole index).
 _EXA_CATEGORIES: Final[dict[Category, str | None]] = {
     Category.GENERAL: None,
@@ -56,7 +51,7 @@ _HIGHLIGHT_SEPARATOR: Final = " … "
 ADMISSION: Final = AdmissionRecord(
     engine_id="exa",
     provider="Exa Labs: Exa Search API",
-    categories=tuple(_EXA_CATEGORIES) if CATEGORY_IN_QUERY else (Category.GENERAL,),
+    categories=(Category.GENERAL, Category.NEWS, Category.SCIENCE, Category.CODE),
     endpoint="https://api.exa.ai/search",
     documentation="https://exa.ai/docs/reference/search",
     permitted_use=(
@@ -87,14 +82,6 @@ CREDENTIAL_HEADER: Final = "x-api-key"
 _QUOTA_STATUS: Final = 402
 
 
-def requested_category(query: EngineQuery) -> Category:
-    """The category the search asked for, or ``general`` while EngineQuery has no category."""
-    value: object = getattr(query, "category", None)
-    if isinstance(value, str) and value in _CATEGORY_VALUES:
-        return Category(value)
-    return Category.GENERAL
-
-
 def exa_category(category: Category) -> str | None:
     """Exa's ``category`` for a rypsok category; None searches the whole index."""
     return _EXA_CATEGORIES.get(category)
@@ -108,7 +95,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
         "numResults": _count(query.count),
         "contents": {"highlights": {"maxCharacters": HIGHLIGHT_CHARS}},
     }
-    category = exa_category(requested_category(query))
+    category = exa_category(query.category)
     if category is not None:
         body["category"] = category
     if query.time_range is not None:

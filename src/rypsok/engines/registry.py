@@ -11,8 +11,19 @@ from collections.abc import Iterable
 
 from rypsok.engines.base import DriverSpec
 
-# Identifier -> module under rypsok.engines. Order is the default preference order.
+# Identifier -> module under rypsok.engines. Order is the default preference order: the
+# engines an operator pays for or runs come first, since they were chosen deliberately; the
+# keyless defaults follow. [engines.<id>] preference overrides it.
 DRIVER_MODULES: dict[str, str] = {
+    "brave": "brave",
+    "brave_news": "brave_news",
+    "kagi": "kagi",
+    "exa": "exa",
+    "tavily": "tavily",
+    "you": "you",
+    "mojeek": "mojeek",
+    "marginalia": "marginalia",
+    "searxng": "searxng",
     "wikipedia": "wikipedia",
     "wikidata": "wikidata",
     "hackernews": "hackernews",
@@ -20,8 +31,11 @@ DRIVER_MODULES: dict[str, str] = {
     "arxiv": "arxiv",
     "crossref": "crossref",
     "europepmc": "europepmc",
+    "openalex": "openalex",
+    "semanticscholar": "semanticscholar",
     "github": "github",
     "stackexchange": "stackexchange",
+    "duckduckgo": "duckduckgo",
 }
 
 
@@ -39,6 +53,7 @@ def load_driver(engine_id: str) -> DriverSpec:
         admission=module.ADMISSION,
         build_request=module.build_request,
         parse=module.parse,
+        scraping=bool(getattr(module, "SCRAPING", False)),
     )
 
 

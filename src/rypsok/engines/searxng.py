@@ -26,7 +26,6 @@ search is a ``request_failure``, never a silent empty answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -38,6 +37,7 @@ from rypsok.engines.base import (
     EngineQuery,
     EngineRequest,
     EngineResponse,
+    PartialResults,
     RateLimit,
     RawResult,
     load_json,
@@ -82,19 +82,7 @@ ADMISSION: Final = AdmissionRecord(
 )
 
 
-class PartialResults(list[RawResult]):
-    """Results of an answer in which some of the instance's engines did not respond.
-
-    A plain ``list`` for every other purpose; ``unresponsive_engines`` is the number of
-    ``unresponsive_engines`` entries SearXNG reported (names and messages are provider text
-    and are not kept), so the pipeline can add a notice instead of staying silent.
-    """
-
-    __slots__ = ("unresponsive_engines",)
-
-    def __init__(self, results: Iterable[RawResult], unresponsive_engines: int) -> None:
-        super().__init__(results)
-        self.unresponsive_engines = unresponsive_engines
+# The partial-results list lives in base.py, where the pipeline reads it.
 
 
 # SearXNG's own category names for rypsok's categories ("it" holds code and Q&A engines).
@@ -310,5 +298,5 @@ def parse(response: EngineResponse) -> list[RawResult]:
         # Every answering engine came back empty while others failed: not a real "no results".
         raise EngineFailure(FailureClass.REQUEST_FAILURE)
     if unresponsive:
-        return PartialResults(results, unresponsive)
+        return PartialResults(results, unresponsive_sources=unresponsive)
     return results

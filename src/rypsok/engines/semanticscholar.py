@@ -57,7 +57,7 @@ ADMISSION: Final = AdmissionRecord(
 
 KEY_HEADER: Final = "x-api-key"
 # tldr is not requested: the relevance search does not serve every field of the paper API.
-_FIELDS: Final = "title,url,abstract,year,publicationDate,externalIds"
+_FIELDS: Final = "title,url,abstract,publicationDate"
 _RANGE_SECONDS: Final[dict[TimeRange, int]] = {
     TimeRange.DAY: 86_400,
     TimeRange.WEEK: 7 * 86_400,
@@ -153,7 +153,7 @@ def _url(item: dict[str, Any]) -> str | None:
 
 
 def _date(value: Any) -> str | None:
-    """A complete ``publicationDate``; a year alone gives no date."""
+    """A complete ``publicationDate``; anything less gives no date."""
     if not isinstance(value, str):
         return None
     match = _DATE.match(value.strip())

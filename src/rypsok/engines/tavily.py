@@ -2,15 +2,13 @@
 
 One ``POST /search`` with a JSON body and the operator's key as ``Authorization: Bearer``
 (Tavily also accepts it in the body; the header keeps it out of the body and lets egress
-guard it). Tavily's ``topic`` selects web (``general``) or news (``news``) results; the topic
-follows the requested category once :class:`EngineQuery` carries it (see
-:data:`CATEGORY_IN_QUERY`), and is ``general`` until then. A plan or pay-as-you-go limit is
-answered with 432 or 433: both are quota exhaustion, classified ``rate_limited``.
+guard it). Tavily's ``topic`` follows the requested category (``EngineQuery.category``):
+``general`` for web results, ``news`` for news. A plan or pay-as-you-go limit is answered with
+432 or 433: both are quota exhaustion, classified ``rate_limited``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import email.utils
 import json
 from collections.abc import Mapping
@@ -31,10 +29,6 @@ from rypsok.engines.base import (
     parse_retry_after,
 )
 
-# Whether the requested category reaches drivers (a ``category`` field of EngineQuery). Only
-# then can this one driver serve both of Tavily's topics; until then it serves ``general``.
-CATEGORY_IN_QUERY: Final = any(f.name == "category" for f in dataclasses.fields(EngineQuery))
-_CATEGORY_VALUES: Final = frozenset(c.value for c in Category)
 _TOPICS: Final[dict[Category, str]] = {Category.GENERAL: "general", Category.NEWS: "news"}
 _TIME_RANGE: Final[dict[TimeRange, str]] = {
     TimeRange.DAY: "day",
@@ -76,7 +70,7 @@ _COUNTRIES: Final[dict[str, str]] = {
 ADMISSION: Final = AdmissionRecord(
     engine_id="tavily",
     provider="Tavily: Tavily Search API",
-    categories=tuple(_TOPICS) if CATEGORY_IN_QUERY else (Category.GENERAL,),
+    categories=(Category.GENERAL, Category.NEWS),
     endpoint="https://api.tavily.com/search",
     documentation="https://docs.tavily.com/documentation/api-reference/endpoint/search",
     permitted_use=(
@@ -107,22 +101,14 @@ CREDENTIAL_HEADER: Final = "Authorization"
 _QUOTA_STATUSES: Final = frozenset({432, 433})
 
 
-def requested_category(query: EngineQuery) -> Category:
-    """The category the search asked for, or ``general`` while EngineQuery has no category."""
-    value: object = getattr(query, "category", None)
-    if isinstance(value, str) and value in _CATEGORY_VALUES:
-        return Category(value)
-    return Category.GENERAL
-
-
 def topic_for(category: Category) -> str:
-    """Tavily's ``topic`` for a rypsok category."""
+    """Tavily's ``topic`` for a rypsok category (``general`` for any other than news)."""
     return _TOPICS.get(category, "general")
 
 
 def build_request(query: EngineQuery) -> EngineRequest:
     """One basic search (one credit) without answer, raw content or images."""
-    topic = topic_for(requested_category(query))
+    topic = topic_for(query.category)
     body: dict[str, Any] = {
         "query": query.text,
         "topic": topic,

@@ -16,23 +16,28 @@ Public API (the service calls nothing else)::
     def select_and_budget(extraction: Extraction, *, fragment: str | None = None,
                           focus: str | None = None, start_char: int | None = None,
                           max_chars: int) -> PageView                  # StartCharBeyondEnd
+    async def select_and_budget_async(...same...) -> PageView   # in a thread for big pages
     def fetch_response(extraction: Extraction, view: PageView, *, url: str,
                        notices: Sequence[Notice] = ()) -> FetchResponse
     def classify_access(*, status, headers, url, redirected, signals) -> AccessVerdict
+    Extraction.map_text(clean: Callable[[str], str]) -> Extraction   # boundary cleaning hook
+
+See ``docs/extraction.md`` for the design, the measurements and the limits.
 
 Modules, one reason to change each: ``media`` (type decision), ``charset`` (decoding),
-``parse`` (bounded HTML parsing), ``clean`` (noise removal), ``extract`` and ``markdown`` (main
-content), ``feeds`` (RSS/Atom), ``signals`` and ``access`` (access classification),
-``sections`` and ``focus`` (section index and selection), ``budget`` (projection-first
-budget), ``pipeline`` (the job a worker runs), ``protocol`` (parent/worker frames), ``worker``
-(the worker process), ``pool`` (worker processes), ``sandbox`` (containment), ``extractor``
-(the entry point), ``model`` (:class:`Extraction`), ``response`` (FetchResponse assembly).
+``parse`` (bounded HTML parsing), ``clean`` (noise removal), ``extract``, ``readability`` and
+``markdown`` (main content), ``feeds`` (RSS/Atom), ``signals`` and ``access`` (access
+classification), ``sections`` and ``focus`` (section index and selection), ``budget``
+(projection-first budget), ``pipeline`` (the job a worker runs), ``protocol`` (parent/worker
+frames), ``worker`` (the worker process), ``pool`` (worker processes), ``sandbox``
+(containment), ``extractor`` (the entry point), ``model`` (:class:`Extraction`), ``response``
+(FetchResponse assembly).
 """
 
 from __future__ import annotations
 
 from rypsok.fetch.access import AccessSignals, AccessVerdict, classify_access
-from rypsok.fetch.budget import PageView, select_and_budget
+from rypsok.fetch.budget import PageView, select_and_budget, select_and_budget_async
 from rypsok.fetch.errors import ExtractionError, StartCharBeyondEnd
 from rypsok.fetch.extractor import Extractor
 from rypsok.fetch.model import Extraction
@@ -49,4 +54,5 @@ __all__ = [
     "classify_access",
     "fetch_response",
     "select_and_budget",
+    "select_and_budget_async",
 ]

@@ -27,10 +27,13 @@ of a feed (``start_char`` 0) only. Pure and linear in the content.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import anyio
 
 from rypsok.contract.notices import Notice, notice
 from rypsok.contract.responses import FeedItem, OutlineEntry
@@ -40,6 +43,7 @@ from rypsok.fetch.focus import choose
 from rypsok.fetch.model import Extraction
 from rypsok.fetch.sections import Section
 
+OFF_LOOP_CHARS = 100_000  # select_and_budget_async runs larger contents in a thread
 OUTLINE_SHARE = 5  # the outline may claim up to 1/OUTLINE_SHARE of the budget
 _NEAR = 4  # a boundary is "near" within the last 1/_NEAR of the window
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -256,6 +260,32 @@ def select_and_budget(
         notices,
         section,
     )
+
+
+async def select_and_budget_async(
+    extraction: Extraction,
+    *,
+    fragment: str | None = None,
+    focus: str | None = None,
+    start_char: int | None = None,
+    max_chars: int,
+) -> PageView:
+    """:func:`select_and_budget` off the event loop when the content is large.
+
+    Selection is linear in the content (focus reads up to NEARBY_CHARS per section); for the
+    biggest pages that is tenths of a second, which must not stall the loop (REQ-PAGE-008).
+    """
+    call = functools.partial(
+        select_and_budget,
+        extraction,
+        fragment=fragment,
+        focus=focus,
+        start_char=start_char,
+        max_chars=max_chars,
+    )
+    if len(extraction.content) <= OFF_LOOP_CHARS:
+        return call()
+    return await anyio.to_thread.run_sync(call)
 
 
 def _view(

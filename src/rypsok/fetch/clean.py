@@ -12,7 +12,8 @@ One scan over the tree (:func:`find_noise`) finds two kinds of noise, removed in
 * :func:`remove_chrome` drops site chrome: navigation, banners, page headers and footers and
   complementary asides outside the article, search forms, cookie and consent banners, dialogs,
   blocks whose id or class names chrome (Readability's "unlikely candidates", when they hold a
-  small share of the text and no ``h1``), and the link columns of table layouts.
+  small share of the text and no ``h1``), and the link columns of table layouts;
+  :func:`unwrap_layout_tables` then turns layout tables into plain blocks.
 
 :func:`absolutize_links` resolves link targets against the page URL and keeps only http(s)
 targets; :func:`heading_ids` collects the anchors of headings for fragment matching before the
@@ -99,12 +100,10 @@ _CHROME_TOKENS = frozenset(
         "pagination",
         "pager",
         "userbar",
-        # self-links next to headings ("¶", "#", "[edit]")
-        "headerlink",
-        "editsection",
-        "anchorjs",
     }
 )
+# Self-links and edit links next to headings ("¶", "#", "[edit]"): dropped even in the article.
+_DECORATION_TOKENS = frozenset({"headerlink", "editsection", "anchorjs"})
 _CONTENT_TOKENS = frozenset(
     {"content", "article", "main", "post", "entry", "body", "story", "text", "page"}
 )
@@ -225,7 +224,11 @@ def _chrome_named(el: etree._Element) -> bool:
     if el.tag in _HEADING_TAGS:
         return False
     tokens = _marker_tokens(el)
-    return bool(tokens & _CHROME_TOKENS) and not tokens & _CONTENT_TOKENS
+    return bool(tokens & (_CHROME_TOKENS | _DECORATION_TOKENS)) and not tokens & _CONTENT_TOKENS
+
+
+def _decoration(el: etree._Element) -> bool:
+    return el.tag not in _HEADING_TAGS and bool(_marker_tokens(el) & _DECORATION_TOKENS)
 
 
 def _chrome_candidate(el: etree._Element, tag: str) -> bool:
@@ -350,11 +353,39 @@ def remove_chrome(root: etree._Element, noise: Noise) -> int:
             if tag == "header" and not has_main and el.find(".//h1") is not None:
                 continue  # without an article, a header with the page's h1 carries content
             doomed.append(el)
-        elif _search_form(el) or _overlay(el, role) or _named_chrome(el, body_chars):
+        elif (
+            _decoration(el)
+            or _search_form(el)
+            or _overlay(el, role)
+            or _named_chrome(el, body_chars)
+        ):
             doomed.append(el)
     for el in doomed:
         _drop(el)
     return len(doomed)
+
+
+_LAYOUT_XPATH = (
+    "(./tr | ./*/tr)/*[self::td or self::th]//*[self::h1 or self::h2 or self::h3 or self::p][1]"
+)
+_TABLE_PARTS = ("thead", "tbody", "tfoot", "tr", "td", "th", "caption")
+
+
+def unwrap_layout_tables(root: etree._Element) -> int:
+    """Turn layout tables (cells that hold headings or paragraphs) into plain blocks, so the
+    page's text is not rendered as one big Markdown table; data tables stay tables."""
+    count = 0
+    for table in list(root.iter("table")):
+        if not table.xpath(_LAYOUT_XPATH):
+            continue
+        count += 1
+        table.tag = "div"
+        for part in table.iter(*_TABLE_PARTS):
+            if next(part.iterancestors("table"), None) is None:
+                part.tag = "div"
+        for attribute in ("width", "border", "cellpadding", "cellspacing"):
+            table.attrib.pop(attribute, None)
+    return count
 
 
 def _resolve(base_url: str, href: str) -> str | None:

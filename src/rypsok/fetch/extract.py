@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import lxml.html
 import trafilatura
@@ -28,6 +28,19 @@ TITLE_MAX_CHARS = 200  # LIM-S9
 # trafilatura's time grows faster than linearly with the tree (measured: 3.7k elements 0.3 s,
 # 14k 2-4 s, 36k 12-38 s); bigger trees go to the linear fallback. docs/extraction.md.
 TRAFILATURA_MAX_ELEMENTS = 8000
+# Chosen by measurement (bench/extraction_quality.py, docs/extraction.md).
+TRAFILATURA_OPTIONS: dict[str, Any] = {
+    "output_format": "markdown",
+    "include_links": True,
+    "include_tables": True,
+    "include_formatting": True,
+    "include_images": False,
+    "include_comments": True,
+    "favor_precision": False,
+    "favor_recall": True,
+    "deduplicate": False,
+    "with_metadata": False,
+}
 # trafilatura's result is kept unless the fallback holds this many times more text.
 TRAFILATURA_MIN_SHARE = 0.5
 _MIN_MAIN_CHARS = 40
@@ -101,20 +114,7 @@ def _trafilatura(root: etree._Element, url: str) -> str:
     # no larger or deeper than the bounded tree.
     copy = lxml.html.document_fromstring(etree.tostring(root, encoding="unicode"))
     _escape_ampersands(copy)
-    result = trafilatura.extract(
-        copy,
-        url=url or None,
-        output_format="markdown",
-        include_links=True,
-        include_tables=True,
-        include_formatting=True,
-        include_images=False,
-        include_comments=True,
-        favor_precision=False,
-        favor_recall=True,
-        deduplicate=False,
-        with_metadata=False,
-    )
+    result = trafilatura.extract(copy, url=url or None, **TRAFILATURA_OPTIONS)
     return result.strip() if isinstance(result, str) else ""
 
 

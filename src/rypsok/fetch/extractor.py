@@ -7,12 +7,14 @@ Usage by the service (created once at start, closed at shutdown)::
     await extractor.start()                      # optional: start the workers now
     extraction = await extractor.extract(body, content_type, url, status=200, headers=h)
     extraction = extraction.map_text(boundary_clean)          # optional, REQ-PAGE-001 order
-    view = select_and_budget(extraction, fragment=f, focus=q, start_char=s, max_chars=m)
+    view = await select_and_budget_async(extraction, fragment=f, focus=q, start_char=s,
+                                         max_chars=m)
     response = fetch_response(extraction, view, url=url)     # or build FetchResponse itself
     await extractor.aclose()
 
 ``extract`` raises :class:`~rypsok.fetch.errors.ExtractionError` (``media_type``,
-``extraction_failed`` or, when no worker can start, ``internal``); ``select_and_budget`` raises
+``extraction_failed`` or, when no worker can start, ``internal``); ``select_and_budget`` (and its
+off-loop twin ``select_and_budget_async``) raises
 :class:`~rypsok.fetch.errors.StartCharBeyondEnd`. Both have ``to_tool_failure()``.
 """
 
@@ -41,8 +43,8 @@ from rypsok.fetch.sandbox import (
     WorkerLimits,
     bwrap_command,
     bwrap_path,
-    python_command,
     wants_bwrap,
+    worker_command,
 )
 from rypsok.fetch.sections import Section
 
@@ -60,8 +62,9 @@ class Extractor:
 
     ``workers`` bounds extraction jobs at once (LIM-C5); ``sandbox`` is ``[fetch] sandbox``;
     ``timeout_s`` bounds one job's wall-clock time (a call may pass a shorter one);
-    ``memory_bytes`` is each worker's address-space limit. ``command`` replaces the worker
-    command (tests start workers with a hostile handler this way).
+    ``memory_bytes`` is each worker's address-space limit. ``program`` replaces the worker
+    program; the limit arguments are appended to it (tests start workers with a hostile job
+    handler this way, see :func:`rypsok.fetch.worker.main`).
     """
 
     def __init__(
@@ -71,7 +74,7 @@ class Extractor:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         memory_bytes: int = DEFAULT_MEMORY_BYTES,
         *,
-        command: Sequence[str] | None = None,
+        program: Sequence[str] | None = None,
     ) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
@@ -81,7 +84,7 @@ class Extractor:
             cpu_seconds=cpu_seconds,
             cpu_lifetime=max(cpu_seconds * 20, 120),
         )
-        inner = list(command) if command is not None else python_command(limits)
+        inner = worker_command(limits, program) if program is not None else worker_command(limits)
         self._timeout_s = timeout_s
         self._bwrap = wants_bwrap(sandbox)
         bwrap = bwrap_path()

@@ -11,19 +11,22 @@ Ranking, highest first:
 
 Table-of-contents sections rank below every other section with evidence, and list entries that
 only name other headings never count as body evidence, so a table of contents cannot outrank
-the section it points to. Terms are case-folded words; scripts written without spaces (CJK)
-are split into character bigrams. No embeddings, no language models.
+the section it points to. Terms are case-folded words with a light suffix strip; scripts written
+without spaces (CJK) are split into character bigrams. No embeddings, no language models. The
+cost is linear in the content: at most :data:`NEARBY_CHARS` per section and
+:data:`MAX_FOCUS_SECTIONS` sections.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from rypsok.fetch.sections import Section, heading_key, plain_text, slugify, toc_lines_removed
+from rypsok.fetch.sections import Section, heading_key, slugify, toc_lines_removed
 
 NEARBY_CHARS = 1500
 _WORD = re.compile(r"\w+")
@@ -73,7 +76,26 @@ _STOPWORDS = frozenset(
         "une",
     }
 )
-_PREFIX_MIN = 4
+_STEM_MIN = 5
+_STEM_KEEP = 4
+_SUFFIXES = (
+    "ations",
+    "ation",
+    "ings",
+    "ing",
+    "ungen",
+    "ung",
+    "ers",
+    "er",
+    "ed",
+    "es",
+    "en",
+    "s",
+    "e",
+)
+# Focus ranks at most this many sections (in document order); fragments match every section.
+MAX_FOCUS_SECTIONS = 5000
+_LINK_TARGET = re.compile(r"\]\([^)\s]{0,2100}\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,31 +106,44 @@ class Choice:
     not_found: bool
 
 
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    """A light, language-blind suffix strip so that "install", "installing" and
+    "installation" meet; never applied to short words."""
+    if len(word) >= _STEM_MIN:
+        for suffix in _SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= _STEM_KEEP:
+                return word[: -len(suffix)]
+    return word
+
+
 def terms(text: str) -> list[str]:
-    """The terms of ``text``: case-folded words, CJK runs as character bigrams."""
+    """The terms of ``text``: case-folded, lightly stemmed words; CJK runs as bigrams."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    words = _WORD.findall(folded)
+    if not _NO_SPACE_SCRIPTS.search(folded):
+        return [_stem(word) for word in words]
     found: list[str] = []
-    for word in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
+    for word in words:
         if _NO_SPACE_SCRIPTS.search(word) and len(word) > 1:
             found.extend(word[i : i + 2] for i in range(len(word) - 1))
         else:
-            found.append(word)
+            found.append(_stem(word))
     return found
+
+
+def term_set(text: str) -> set[str]:
+    """The distinct terms of ``text`` (stems computed once per distinct word)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if _NO_SPACE_SCRIPTS.search(folded):
+        return set(terms(folded))
+    return {_stem(word) for word in set(_WORD.findall(folded))}
 
 
 def _coverage(wanted: Sequence[str], present: set[str]) -> float:
     if not wanted:
         return 0.0
-    hits = 0
-    for term in wanted:
-        if term in present or (
-            len(term) >= _PREFIX_MIN
-            and any(
-                p.startswith(term) or (len(p) >= _PREFIX_MIN and term.startswith(p))
-                for p in present
-            )
-        ):
-            hits += 1
-    return hits / len(wanted)
+    return sum(1 for term in wanted if term in present) / len(wanted)
 
 
 def by_fragment(sections: Sequence[Section], fragment: str) -> Section | None:
@@ -136,11 +171,11 @@ def by_focus(content: str, sections: Sequence[Section], focus: str) -> Section |
     focus_key = heading_key(focus)
     keys = {heading_key(s.heading) for s in sections}
     best: tuple[tuple[int, int, float, float, int], Section] | None = None
-    for s in sections:
+    for s in sections[:MAX_FOCUS_SECTIONS]:
         nearby = toc_lines_removed(content[s.body_start : s.end_char][:NEARBY_CHARS], keys)
         exact = int(heading_key(s.heading) == focus_key)
         heading_cover = _coverage(wanted, set(terms(s.heading)))
-        body_cover = _coverage(wanted, set(terms(plain_text(nearby))))
+        body_cover = _coverage(wanted, term_set(_LINK_TARGET.sub("]", nearby)))
         if not exact and heading_cover == 0 and body_cover == 0:
             continue
         rank = (

@@ -113,6 +113,7 @@ def _html(
     clean.absolutize_links(root, url)
     ids = clean.heading_ids(root)  # before chrome removal, which drops anchor links in headings
     clean.remove_chrome(root, noise)
+    clean.unwrap_layout_tables(root)
     evidence = signals.collect(root, form)
     main = main_markdown(root, url)
     if not _HAS_WORD.search(main.markdown):

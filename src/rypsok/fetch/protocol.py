@@ -21,6 +21,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from rypsok.fetch.media import MediaKind
+from rypsok.fetch.sections import MAX_SECTIONS
 
 JOB_HEADER = struct.Struct(">II")
 REPLY_HEADER = struct.Struct(">IB")
@@ -42,7 +43,7 @@ class _Strict(BaseModel):
 class WireSection(_Strict):
     """A section as the worker computed it."""
 
-    heading: str = Field(max_length=100_000)
+    heading: str = Field(max_length=500)
     level: int = Field(ge=1, le=6)
     start_char: int = Field(ge=0)
     body_start: int = Field(ge=0)
@@ -79,8 +80,8 @@ class WireResult(_Strict):
     title: str | None = Field(max_length=200)
     title_truncated: bool
     content: str = Field(max_length=MAX_CONTENT_CHARS)
-    sections: list[WireSection] = Field(max_length=MAX_CONTENT_CHARS)
-    heading_ids: list[tuple[str, list[str]]] = Field(max_length=2000)
+    sections: list[WireSection] = Field(max_length=MAX_SECTIONS)
+    heading_ids: list[tuple[str, list[str]]] = Field(max_length=2000)  # keys of <= 500 chars
     items: list[WireItem] | None = Field(max_length=100)
     items_total: int = Field(ge=0)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -67,15 +68,15 @@ def wants_bwrap(mode: SandboxMode) -> bool:
     return found
 
 
-def python_command(limits: WorkerLimits) -> list[str]:
-    """The interpreter command of a production worker (``-s``: no user site; ``-P``: no
-    current directory on the module path; the environment is cleared by the caller)."""
+WORKER_PROGRAM = (sys.executable, "-s", "-P", "-m", "rypsok.fetch.worker")
+
+
+def worker_command(limits: WorkerLimits, program: Sequence[str] = WORKER_PROGRAM) -> list[str]:
+    """The command of a worker: ``program`` (by default the interpreter with ``-s``, no user
+    site, and ``-P``, no current directory on the module path; the caller clears the
+    environment) followed by the limit arguments of :mod:`rypsok.fetch.worker`."""
     return [
-        sys.executable,
-        "-s",
-        "-P",
-        "-m",
-        "rypsok.fetch.worker",
+        *program,
         "--memory-bytes",
         str(limits.memory_bytes),
         "--cpu-seconds",

@@ -4,13 +4,15 @@
 gives each section its plain heading text, level, offsets (in Unicode scalar values, LIM-U1),
 the HTML anchors collected before extraction (:func:`rypsok.fetch.clean.heading_ids`), a
 GitHub-style slug, and whether it is a table of contents: a heading named like one, or a body
-that is almost only a list of the document's other headings.
+that is almost only a list of the document's other headings. At most :data:`MAX_SECTIONS`
+sections are indexed; later headings stay in the content.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -53,6 +55,8 @@ TOC_HEADINGS = frozenset(
         "목차",
     }
 )
+HEADING_MAX_CHARS = 500  # a heading longer than this is cut in the index and the outline
+MAX_SECTIONS = 10_000  # headings beyond are content, not sections: bounds index and outline
 _TOC_MIN_ITEMS = 3
 _TOC_SHARE = 0.8
 
@@ -76,8 +80,8 @@ class Section:
 
 
 def heading_key(text: str) -> str:
-    """The normalized identity of a heading: NFKC, case-folded, whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    """The normalized identity of a heading: NFKC, case-folded, whitespace collapsed, bounded."""
+    return " ".join(unicodedata.normalize("NFKC", text[:HEADING_MAX_CHARS]).casefold().split())
 
 
 def slugify(text: str) -> str:
@@ -126,17 +130,21 @@ def _headings(markdown: str) -> list[_Heading]:
             continue
         atx = _ATX.match(stripped)
         if atx:
-            text = plain_text(atx.group(2) or "")
+            text = plain_text(atx.group(2) or "")[:HEADING_MAX_CHARS]
             if text:
                 found.append(_Heading(text, len(atx.group(1)), start, offset))
+                if len(found) > MAX_SECTIONS:
+                    break
             previous = None
             continue
         setext = _SETEXT.match(stripped)
         if setext and previous is not None:
-            text = plain_text(previous[1])
+            text = plain_text(previous[1])[:HEADING_MAX_CHARS]
             if text:
                 level = 1 if setext.group(1)[0] == "=" else 2
                 found.append(_Heading(text, level, previous[0], offset))
+                if len(found) > MAX_SECTIONS:
+                    break
             previous = None
             continue
         is_paragraph = (
@@ -148,18 +156,21 @@ def _headings(markdown: str) -> list[_Heading]:
     return found
 
 
-def _is_toc(heading: str, body: str, other_keys: set[str]) -> bool:
-    if heading_key(heading) in TOC_HEADINGS:
+def _is_toc(key: str, body: str, heading_keys: set[str]) -> bool:
+    if key in TOC_HEADINGS:
         return True
     lines = [line for line in body.splitlines() if line.strip()]
-    items = sum(1 for line in lines if _is_toc_line(line, other_keys))
+    items = sum(1 for line in lines if _is_toc_line(line, heading_keys, own=key))
     return items >= _TOC_MIN_ITEMS and items >= _TOC_SHARE * len(lines)
 
 
-def _is_toc_line(line: str, heading_keys: set[str]) -> bool:
+def _is_toc_line(line: str, heading_keys: set[str], own: str | None = None) -> bool:
     """A list item whose text is another heading of the document: a table-of-contents entry."""
     item = _LIST_ITEM.match(line)
-    return item is not None and heading_key(plain_text(item.group(1))) in heading_keys
+    if item is None:
+        return False
+    key = heading_key(plain_text(item.group(1)))
+    return key in heading_keys and key != own
 
 
 def toc_lines_removed(body: str, heading_keys: set[str]) -> str:
@@ -172,18 +183,17 @@ def index_sections(
 ) -> tuple[Section, ...]:
     """Index ``markdown`` into sections; ``heading_ids`` maps heading keys to HTML anchors."""
     headings = _headings(markdown)
-    unused = [(key, tuple(ids)) for key, ids in heading_ids]
+    # Each heading takes the first unused anchors collected for the same heading text.
+    unused: dict[str, deque[tuple[str, ...]]] = {}
+    for key, ids in heading_ids:
+        unused.setdefault(key, deque()).append(tuple(ids))
     keys = {heading_key(h.text) for h in headings}
     sections: list[Section] = []
-    for i, h in enumerate(headings):
+    for i, h in enumerate(headings[:MAX_SECTIONS]):
         end = headings[i + 1].start if i + 1 < len(headings) else len(markdown)
         key = heading_key(h.text)
-        anchors: tuple[str, ...] = ()
-        for j, (candidate, ids) in enumerate(unused):
-            if candidate == key:
-                anchors = ids
-                del unused[j]
-                break
+        waiting = unused.get(key)
+        anchors: tuple[str, ...] = waiting.popleft() if waiting else ()
         body = markdown[h.body_start : end]
         sections.append(
             Section(
@@ -194,7 +204,7 @@ def index_sections(
                 end_char=end,
                 anchors=anchors,
                 slug=slugify(h.text),
-                toc=_is_toc(h.text, body, keys - {key}),
+                toc=_is_toc(key, body, keys),
             )
         )
     return tuple(sections)

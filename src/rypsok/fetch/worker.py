@@ -160,11 +160,11 @@ def _load_pipeline() -> Handler:
     return pipeline.handle
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of a production worker."""
+def main(argv: Sequence[str] | None = None, load: Loader = _load_pipeline) -> int:
+    """Entry point of a worker; ``load`` returns the job handler (the production pipeline)."""
     args = _arguments(argv)
     return serve(
-        _load_pipeline,
+        load,
         memory_bytes=args.memory_bytes,
         cpu_seconds=args.cpu_seconds,
         cpu_lifetime=args.cpu_lifetime,

@@ -9,6 +9,12 @@ soon as the window allows.
 The HTTP service passes the authenticated caller's name; stdio has one caller,
 :data:`LOCAL_CALLER`, which makes the limits per process as REQ-MCP-010 states. Caller names
 are only dictionary keys here: never logged, never exported as metric labels.
+
+**Shared by replicas.** With a ``shared`` store (Redis, :mod:`rypsok.health.shared_window`),
+:meth:`InvocationLimits.admit_shared` counts an authenticated caller's calls across every
+replica, so a load balancer does not multiply its allowance. The local caller stays per
+process (REQ-MCP-010). When the store fails, the in-process window decides: per-process limits,
+never a failed call.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import math
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from rypsok.config.limits import limit
 from rypsok.contract.vocabulary import ToolName
@@ -44,6 +51,17 @@ def default_calls_per_minute() -> dict[ToolName, int]:
     return {tool: limit(limit_id) for tool, limit_id in _DEFAULT_LIMIT_IDS.items()}
 
 
+class SharedCalls(Protocol):
+    """Call windows shared by replicas (:class:`rypsok.health.shared_window.SharedWindows`)."""
+
+    async def try_call(
+        self, tool: ToolName, caller: str, limit: int, window_s: float
+    ) -> float | None:
+        """0.0 when the call was admitted and recorded; otherwise the seconds until one would
+        be; None when the shared store is unavailable."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class InvocationDecision:
     """Whether a call may run; a refused one carries when to retry."""
@@ -60,13 +78,18 @@ class InvocationLimits:
         calls_per_minute: Mapping[ToolName, int] | None = None,
         *,
         clock: Clock,
+        shared: SharedCalls | None = None,
     ) -> None:
-        """Tools missing from ``calls_per_minute`` get their default from the limits table."""
+        """Tools missing from ``calls_per_minute`` get their default from the limits table.
+
+        ``shared`` makes :meth:`admit_shared` count callers' calls across replicas.
+        """
         self._limits = default_calls_per_minute()
         self._limits.update(calls_per_minute or {})
         if any(n < 1 for n in self._limits.values()):
             raise ValueError("a tool's calls per minute must be at least 1")
         self._clock = clock
+        self._shared = shared
         self._windows: dict[tuple[str, ToolName], deque[float]] = {}
         self._sweep_at = _MIN_SWEEP_SIZE
 
@@ -92,6 +115,25 @@ class InvocationLimits:
             return InvocationDecision(admitted=True)
         wait_s = window[0] + WINDOW_S - now
         return InvocationDecision(admitted=False, retry_after_ms=max(1, math.ceil(wait_s * 1000)))
+
+    async def admit_shared(self, tool: ToolName, caller: str = LOCAL_CALLER) -> InvocationDecision:
+        """:meth:`admit` with the (caller, tool) window shared by all replicas, when configured.
+
+        Without a shared store, and for the local caller, this is :meth:`admit`. When the store
+        is unavailable the in-process window decides (fail open to per-process limits).
+        """
+        tool = ToolName(tool)
+        if self._shared is None or caller == LOCAL_CALLER:
+            return self.admit(tool, caller)
+        wait_s = await self._shared.try_call(tool, caller, self._limits[tool], WINDOW_S)
+        if wait_s is None:
+            return self.admit(tool, caller)
+        if wait_s > 0:
+            return InvocationDecision(
+                admitted=False, retry_after_ms=max(1, math.ceil(wait_s * 1000))
+            )
+        self.admit(tool, caller)  # this process's history, for a later fallback
+        return InvocationDecision(admitted=True)
 
     def tracked(self) -> int:
         """How many (caller, tool) windows are held; for tests of the memory bound."""

@@ -6,14 +6,18 @@ REQ-AGG-005 (never more than LIM-C1 engine requests in flight in the process).
 A request takes, in this order, a slot of its engine (at most min(``max_in_flight``, LIM-C2)),
 a slot of the process (LIM-C1) and a start in the engine's rate window. The fixed order rules
 out deadlock; holding the concurrency slots while waiting for the rate keeps the number of rate
-waiters per engine at its concurrency cap, and the start is recorded at the instant the request
-is released, with no await in between, so the rate holds whatever the waits did.
+waiters per engine at its concurrency cap, and the start is recorded by the same step that
+checks the window (:meth:`RateWindow.reserve`), so the rate holds whatever the waits did.
 
 **Rate: a sliding-window log.** The last ``requests`` start times of each engine are kept; a
 request may start at ``t`` only when fewer than ``requests`` starts lie in ``(t - per_seconds,
 t]``. No window of length ``per_seconds`` thus ever holds more than ``requests`` starts (a
 token bucket would allow a burst of twice that across a refill boundary). Memory per engine is
 ``requests`` floats.
+
+**Shared rate.** ``shared_rate`` wraps each engine's in-process window in one shared by several
+replicas (:mod:`rypsok.health.shared_window`, Redis); the in-process window stays its fallback.
+Concurrency caps are per process in either case.
 
 **Deadlines.** ``deadline`` is a reading of the injected clock: the latest moment the request
 may *start*. A caller whose deadline has passed, or whom the rate window cannot serve before
@@ -32,12 +36,12 @@ is released on any exception). A granted :class:`ProviderSlot` must be released,
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from types import TracebackType
-from typing import Self
+from typing import Protocol, Self
 
 import anyio
 
@@ -90,6 +94,26 @@ class EngineLimit:
         return cls(rate=record.rate, max_in_flight=record.max_in_flight)
 
 
+class RateWindow(Protocol):
+    """Where an engine's recent starts are counted: in this process, or shared by replicas."""
+
+    def earliest(self, now: float) -> float:
+        """The first moment from ``now`` on at which a start may be allowed, without recording.
+
+        Exact in process; for a shared window a lower bound (other replicas' starts count too).
+        """
+        ...
+
+    async def reserve(self, now: float) -> float:
+        """Record a start at ``now`` and return ``now`` if the window allows one; otherwise
+        record nothing and return the first moment it may."""
+        ...
+
+
+SharedRate = Callable[[str, RateLimit, RateWindow], RateWindow]
+"""``shared_rate(engine, rate, in_process_window)``: the window an engine's starts go to."""
+
+
 class _RateWindow:
     """The sliding-window log of one engine's recent starts."""
 
@@ -107,17 +131,21 @@ class _RateWindow:
             return now
         return max(now, self._starts[0] + self._per_seconds)
 
-    def record(self, start: float) -> None:
-        self._starts.append(start)
+    async def reserve(self, now: float) -> float:
+        """See :meth:`RateWindow.reserve`; never awaits, so check and record are one step."""
+        earliest = self.earliest(now)
+        if earliest <= now:
+            self._starts.append(now)
+        return earliest
 
 
 class _EngineState:
     __slots__ = ("cap", "in_flight", "semaphore", "window")
 
-    def __init__(self, engine_limit: EngineLimit, engine_cap: int) -> None:
+    def __init__(self, engine_limit: EngineLimit, engine_cap: int, window: RateWindow) -> None:
         self.cap = min(engine_limit.max_in_flight, engine_cap)
         self.semaphore = anyio.Semaphore(self.cap)
-        self.window = _RateWindow(engine_limit.rate)
+        self.window = window
         self.in_flight = 0
 
 
@@ -161,10 +189,12 @@ class ProviderLimits:
         process_cap: int | None = None,
         engine_cap: int | None = None,
         sleep: Sleep = anyio.sleep,
+        shared_rate: SharedRate | None = None,
     ) -> None:
         """``process_cap`` defaults to LIM-C1, ``engine_cap`` to LIM-C2.
 
         ``sleep`` waits for the rate window; pass :meth:`ManualClock.sleep` in tests.
+        ``shared_rate`` shares the rate windows between replicas (see the module docstring).
         """
         self._clock = clock
         self._sleep = sleep
@@ -173,7 +203,10 @@ class ProviderLimits:
         if self.process_cap < 1 or self.engine_cap < 1:
             raise ValueError("caps must be at least 1")
         self._process = anyio.Semaphore(self.process_cap)
-        self._engines = {e: _EngineState(lim, self.engine_cap) for e, lim in engines.items()}
+        self._engines = {
+            e: _EngineState(lim, self.engine_cap, _window(e, lim.rate, shared_rate))
+            for e, lim in engines.items()
+        }
         self._in_flight = 0
 
     @classmethod
@@ -185,6 +218,7 @@ class ProviderLimits:
         process_cap: int | None = None,
         engine_cap: int | None = None,
         sleep: Sleep = anyio.sleep,
+        shared_rate: SharedRate | None = None,
     ) -> ProviderLimits:
         """Limits for the engines of these admission records, keyed by their engine id."""
         return cls(
@@ -193,6 +227,7 @@ class ProviderLimits:
             process_cap=process_cap,
             engine_cap=engine_cap,
             sleep=sleep,
+            shared_rate=shared_rate,
         )
 
     def engine_cap_of(self, engine: str) -> int:
@@ -226,8 +261,7 @@ class ProviderLimits:
             start = await self._wait_for_rate(state.window, deadline)
             if start is None:
                 return ProviderSkip(engine, SlotRefusal.RATE_LIMIT)
-            # No await from the rate check to here: the start is recorded when it happens.
-            state.window.record(start)
+            # The window recorded the start as it granted it; no await from there to here.
             state.in_flight += 1
             self._in_flight += 1
             engine_held = process_held = False  # now owned by the slot
@@ -273,14 +307,14 @@ class ProviderLimits:
             return True
         return False
 
-    async def _wait_for_rate(self, window: _RateWindow, deadline: float) -> float | None:
-        """Wait until the window lets one more request start; None if not before the deadline.
+    async def _wait_for_rate(self, window: RateWindow, deadline: float) -> float | None:
+        """Wait until the window records one more start; None if not before the deadline.
 
-        Returns the start time, read after the last await.
+        Returns the start time, read after the last sleep.
         """
         while True:
             now = self._clock.monotonic()
-            earliest = window.earliest(now)
+            earliest = await window.reserve(now)
             if earliest <= now:
                 return now
             if earliest > deadline:
@@ -293,3 +327,8 @@ class ProviderLimits:
         self._in_flight -= 1
         self._process.release()
         state.semaphore.release()
+
+
+def _window(engine: str, rate: RateLimit, shared_rate: SharedRate | None) -> RateWindow:
+    local = _RateWindow(rate)
+    return local if shared_rate is None else shared_rate(engine, rate, local)

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Final
 
 import anyio
 import uvicorn
+from anyio.abc import TaskStatus
 from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -49,6 +50,7 @@ from rypsok.mcp.http_guard import (
     CancelOnClosedStream,
     HostOriginGuard,
     HttpCounters,
+    InFlight,
     RequestCeiling,
     SessionBound,
     wrap,
@@ -56,8 +58,11 @@ from rypsok.mcp.http_guard import (
 from rypsok.mcp.server import build_server
 
 MCP_PATH: Final = "/mcp"
-DRAIN_S: Final = 1
+DRAIN_S: Final = 0.75
 """Seconds calls in flight get to finish after SIGTERM before they are cancelled (< LIM-O1)."""
+# uvicorn's own limit on the drain, a backstop only: rypsok ends the requests itself after
+# DRAIN_S, in order (408/503 or the end of the stream) rather than by uvicorn's task kill.
+_UVICORN_DRAIN_S: Final = 2
 
 # The last resort after a signal: leave by LIM-O1 even if something does not end.
 _EXIT_DEADLINE_S: Final = limit("LIM-O1") / 1000 - 0.2
@@ -249,6 +254,7 @@ def build_app(
     authenticator: Authenticator,
     counters: HttpCounters,
     logger: logging.Logger,
+    in_flight: InFlight,
 ) -> ASGIApp:
     """The ASGI app: the SDK's Streamable HTTP app inside rypsok's middleware."""
     http = settings.http
@@ -272,7 +278,9 @@ def build_app(
     )
     return wrap(
         sdk_app,
-        lambda app: RequestCeiling(app, http.request_ceiling_ms / 1000, counters, logger),
+        lambda app: RequestCeiling(
+            app, http.request_ceiling_ms / 1000, counters, logger, in_flight
+        ),
         lambda app: HostOriginGuard(
             app, policy.allowed_hosts, policy.allowed_origins, counters, logger
         ),
@@ -296,7 +304,7 @@ def _uvicorn_config(app: ASGIApp, settings: Settings, *, lifespan: bool) -> uvic
         proxy_headers=False,
         server_header=False,
         timeout_keep_alive=_KEEPALIVE_S,
-        timeout_graceful_shutdown=DRAIN_S,
+        timeout_graceful_shutdown=_UVICORN_DRAIN_S,
     )
 
 
@@ -323,13 +331,14 @@ async def _serve(
     service_socket, metrics_socket = sockets
     metrics = Metrics()
     counters = HttpCounters()
+    in_flight = InFlight()
     async with runtime(settings, logger, metrics=metrics) as services:
         server = build_server(
             services,
             structured_content=settings.service.structured_content,
             caller_of=caller_of,
         )
-        app = build_app(server, settings, policy, authenticator, counters, logger)
+        app = build_app(server, settings, policy, authenticator, counters, logger, in_flight)
         servers = [_Server(_uvicorn_config(app, settings, lifespan=True))]
         if metrics_socket is not None:
             metrics_config = _uvicorn_config(
@@ -338,17 +347,33 @@ async def _serve(
             servers.append(_Server(metrics_config))
         async with anyio.create_task_group() as group:
 
-            async def watch_signals() -> None:
+            async def drain() -> None:
+                # Calls in flight get DRAIN_S to finish, then are ended, each with its
+                # outbound work; uvicorn meanwhile stops accepting and closes idle connections.
+                with anyio.move_on_after(DRAIN_S):
+                    await in_flight.wait_idle()
+                in_flight.cancel_all()
+                log_event(logger, logging.INFO, "drained", ended=len(in_flight))
+
+            async def watch_signals(*, task_status: TaskStatus[None]) -> None:
                 with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    # Started only once the handlers are in place: "listening" is logged after
+                    # this, so a signal that follows it can never meet the default handler.
+                    task_status.started()
                     async for signum in signals:
                         log_event(
                             logger, logging.INFO, "shutdown", cause=signal.Signals(signum).name
                         )
+                        if in_flight.closing():  # a second signal: no more waiting
+                            in_flight.cancel_all()
+                            continue
+                        in_flight.close()
                         _exit_soon()
                         for each in servers:
                             each.should_exit = True
+                        group.start_soon(drain)
 
-            group.start_soon(watch_signals)
+            await group.start(watch_signals)
             log_event(
                 logger,
                 logging.INFO,

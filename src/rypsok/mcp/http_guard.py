@@ -36,6 +36,8 @@ VERSION_HEADER: Final = b"mcp-protocol-version"
 SESSION_RETRY_AFTER_S: Final = 10
 """The Retry-After hint of a refused session: sessions free up on DELETE or when idle."""
 
+# What a request refused or ended at shutdown carries: come back (to another replica) soon.
+_GOING_AWAY: Final = ((b"connection", b"close"), (b"retry-after", b"1"))
 # How long the last message of a request may take to leave once its ceiling is reached; a
 # client that does not read gets its connection closed by the server instead.
 _FINAL_SEND_S: Final = 1.0
@@ -122,25 +124,78 @@ async def _plain(
     await send({"type": "http.response.body", "body": text})
 
 
+class InFlight:
+    """The requests being served, so that shutdown can end them (REQ-OPS-002)."""
+
+    def __init__(self) -> None:
+        self._scopes: set[anyio.CancelScope] = set()
+        self._idle: anyio.Event | None = None
+        self._closing = False
+
+    def __len__(self) -> int:
+        return len(self._scopes)
+
+    def add(self, scope: anyio.CancelScope) -> None:
+        """Track one request's scope while it runs."""
+        self._scopes.add(scope)
+
+    def discard(self, scope: anyio.CancelScope) -> None:
+        """Stop tracking a finished request."""
+        self._scopes.discard(scope)
+        if not self._scopes and self._idle is not None:
+            self._idle.set()
+
+    async def wait_idle(self) -> None:
+        """Return once no request is in flight."""
+        while self._scopes:
+            self._idle = anyio.Event()
+            await self._idle.wait()
+
+    def close(self) -> None:
+        """Refuse new requests from now on."""
+        self._closing = True
+
+    def closing(self) -> bool:
+        """Whether shutdown has begun."""
+        return self._closing
+
+    def cancel_all(self) -> None:
+        """End every request still in flight; each answers as at its ceiling."""
+        self._closing = True
+        for scope in list(self._scopes):
+            scope.cancel()
+
+
 class RequestCeiling:
-    """Ends every request after ``ceiling_s`` whatever its state (REQ-SEC-022).
+    """Ends every request after ``ceiling_s`` whatever its state (REQ-SEC-022), or at shutdown.
 
     Cancelling the inner app cancels the request's handler (2026-07-28) or, through
-    :class:`CancelOnClosedStream`, the session's handler of it (handshake era).
+    :class:`CancelOnClosedStream`, the session's handler of it (handshake era). A request
+    ended before anything was sent gets 408 at the ceiling and 503 at shutdown; a started
+    response is ended where it is.
     """
 
     def __init__(
-        self, app: ASGIApp, ceiling_s: float, counters: HttpCounters, logger: logging.Logger
+        self,
+        app: ASGIApp,
+        ceiling_s: float,
+        counters: HttpCounters,
+        logger: logging.Logger,
+        in_flight: InFlight,
     ) -> None:
         self.app = app
         self._ceiling_s = ceiling_s
         self._counters = counters
         self._logger = logger
+        self._in_flight = in_flight
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Run one request under the ceiling."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if self._in_flight.closing():
+            await _plain(send, 503, b"Shutting down\n", _GOING_AWAY)
             return
         started = completed = False
 
@@ -153,17 +208,25 @@ class RequestCeiling:
             await send(message)
 
         with anyio.move_on_after(self._ceiling_s) as ceiling:
-            await self.app(scope, receive, tracked)
+            self._in_flight.add(ceiling)
+            try:
+                await self.app(scope, receive, tracked)
+            finally:
+                self._in_flight.discard(ceiling)
         if not ceiling.cancelled_caught or completed:
             return
-        self._counters.timed_out += 1
-        log_event(self._logger, logging.WARNING, "http_request_ceiling", started=started)
+        shutdown = self._in_flight.closing()
+        if not shutdown:
+            self._counters.timed_out += 1
+            log_event(self._logger, logging.WARNING, "http_request_ceiling", started=started)
         with anyio.move_on_after(_FINAL_SEND_S):
-            if not started:
-                await _plain(send, 408, b"Request Timeout\n", [(b"connection", b"close")])
-            else:
+            if started:
                 # The status is already on the wire: end the body, the stream is over.
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
+            elif shutdown:
+                await _plain(send, 503, b"Shutting down\n", _GOING_AWAY)
+            else:
+                await _plain(send, 408, b"Request Timeout\n", [(b"connection", b"close")])
 
 
 def _host_allowed(value: str, allowed: Sequence[str]) -> bool:

@@ -8,18 +8,25 @@ never detaches them (REQ-AGG-006), and the search completes as soon as the last 
 (REQ-AGG-009). A failed request is not retried (REQ-AGG-008); an exception in a driver is
 contained to its engine (REQ-AGG-007). The output depends only on the engines' answers, not
 on the order they arrive in (REQ-ARCH-004).
+
+With a result cache (REQ-CACHE-001..006), an engine whose admission record allows storage
+(REQ-CMP-007) is first looked up under the caller's key for this exact request; a hit answers
+for that engine before its circuit and its provider limits are asked, so it sends nothing,
+spends none of the engine's rate and is no request in its health. Fresh answers are stored once
+the engine phase is over, so a slow cache can never cost an engine's answer.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import anyio
 
+from rypsok.cache import KeyScope, ResultCache, decode_results, encode_results
 from rypsok.config.schema import Settings
 from rypsok.contract.arguments import SearchArguments
 from rypsok.contract.context import CallContext
@@ -64,6 +71,8 @@ class EngineOutcome:
     status: Literal["answered", "failed", "skipped_health", "skipped_limit"]
     results: tuple[RawResult, ...] = ()
     failure: FailureClass | None = None
+    unresponsive_sources: int = 0  # an engine's own sources that did not answer (SearXNG)
+    cache_key: str | None = None  # set on a fresh answer that may be stored under this key
 
 
 def _classify_egress(error: EgressError) -> FailureClass:
@@ -84,7 +93,9 @@ class SearchPipeline:
         monitor: EngineMonitor,
         limits: ProviderLimits,
         logger: logging.Logger,
+        cache: ResultCache | None = None,
     ) -> None:
+        """``cache`` is the result cache, None when ``[cache]`` is off (REQ-CACHE-001)."""
         self._settings = settings
         self._engines = [e for e in engines if e.active]
         self._preference = {e.engine_id: e.preference for e in engines}
@@ -92,6 +103,8 @@ class SearchPipeline:
         self._monitor = monitor
         self._limits = limits
         self._logger = logger
+        self._cache = cache
+        self._keys = KeyScope(settings) if cache is not None else None
 
     def _select(self, args: SearchArguments) -> tuple[list[ConfiguredEngine], list[Notice]]:
         """The engines to query, in preference order, and a notice per engine left out."""
@@ -144,6 +157,7 @@ class SearchPipeline:
             credential=engine.credential,
             contact=service.contact,
             now=time.time(),
+            category=args.category,
         )
 
     async def _run_engine(
@@ -153,6 +167,26 @@ class SearchPipeline:
         phase_end: float,
         context: CallContext,
     ) -> EngineOutcome:
+        """One engine's part: from the cache when it holds the answer, else from the engine."""
+        query = self._query(engine, args)
+        key = self._cache_key(engine, query, context)
+        if key is not None:
+            cached = await self._cached(engine.engine_id, key, context)
+            if cached is not None:
+                return cached
+        outcome = await self._contact(engine, query, phase_end, context)
+        if key is not None and outcome.status == "answered" and not outcome.unresponsive_sources:
+            return replace(outcome, cache_key=key)  # a complete answer: worth storing
+        return outcome
+
+    async def _contact(
+        self,
+        engine: ConfiguredEngine,
+        query: EngineQuery,
+        phase_end: float,
+        context: CallContext,
+    ) -> EngineOutcome:
+        """Ask the engine, under its circuit and its provider limits."""
         engine_id = engine.engine_id
         admission = self._monitor.admit(engine_id)
         if not admission.allowed:
@@ -164,7 +198,7 @@ class SearchPipeline:
         started = time.monotonic()
         recorded = False
         try:
-            outcome = await self._request(engine, args, phase_end, admission, started)
+            outcome = await self._request(engine, query, phase_end, admission, started)
             recorded = True
             return outcome
         finally:
@@ -183,7 +217,7 @@ class SearchPipeline:
     async def _request(
         self,
         engine: ConfiguredEngine,
-        args: SearchArguments,
+        query: EngineQuery,
         phase_end: float,
         admission: Admission,
         started: float,
@@ -193,7 +227,6 @@ class SearchPipeline:
         record = engine.driver.admission
         retry_after: float | None = None
         try:
-            query = self._query(engine, args)
             request: EngineRequest = engine.driver.build_request(query)
             total_s = min(search.engine_timeout_ms / 1000, phase_end - time.monotonic())
             response = await self._send(
@@ -204,7 +237,8 @@ class SearchPipeline:
                 total_timeout_s=total_s,
                 max_bytes=record.max_response_bytes,
             )
-            if len(response.body) > THREAD_PARSE_BYTES:
+            # Scraping drivers parse HTML pages: always off the event loop (REQ-ENG-015).
+            if engine.driver.scraping or len(response.body) > THREAD_PARSE_BYTES:
                 results = await anyio.to_thread.run_sync(engine.driver.parse, response)
             else:
                 results = engine.driver.parse(response)
@@ -224,7 +258,12 @@ class SearchPipeline:
         else:
             latency_ms = (time.monotonic() - started) * 1000
             self._monitor.record_success(engine_id, latency_ms, admission)
-            return EngineOutcome(engine_id, "answered", tuple(results))
+            return EngineOutcome(
+                engine_id,
+                "answered",
+                tuple(results),
+                unresponsive_sources=getattr(results, "unresponsive_sources", 0),
+            )
         latency_ms = (time.monotonic() - started) * 1000
         self._monitor.record_failure(engine_id, failure_class, latency_ms, retry_after, admission)
         log_event(
@@ -259,7 +298,65 @@ class SearchPipeline:
             async with anyio.create_task_group() as group:
                 for engine in engines:
                     group.start_soon(run, engine)
+        await self._store(outcomes.values())
         return self._respond(args, engines, outcomes, notices)
+
+    # --- the result cache (REQ-CACHE-001..006, REQ-CMP-007) -------------------------------
+
+    def _cache_key(
+        self, engine: ConfiguredEngine, query: EngineQuery, context: CallContext
+    ) -> str | None:
+        """The key of this request's entry; None without a cache or when the engine's admission
+        record forbids storage (REQ-CMP-007)."""
+        if self._keys is None or not engine.driver.admission.cacheable:
+            return None
+        return self._keys.key(caller=context.caller, engine_id=engine.engine_id, query=query)
+
+    async def _cached(self, engine_id: str, key: str, context: CallContext) -> EngineOutcome | None:
+        """The engine's answer from the cache, or None; a failing cache is a miss."""
+        if self._cache is None:
+            return None
+        try:
+            value = await self._cache.get(key)
+            results = None if value is None else decode_results(engine_id, value)
+        except Exception as exc:  # a cache failure may cost speed only (REQ-CACHE-006)
+            self._cache_failed("cache_get", exc)
+            return None
+        if results is None:
+            return None
+        log_event(
+            self._logger,
+            logging.DEBUG,
+            "engine_cache_hit",
+            request_id=context.request_id,
+            engine=engine_id,
+        )
+        return EngineOutcome(engine_id, "answered", results)
+
+    async def _store(self, outcomes: Iterable[EngineOutcome]) -> None:
+        """Store the fresh answers of cacheable engines for ``[cache] ttl_s``; never raises."""
+        if self._cache is None:
+            return
+        ttl_s = self._settings.cache.ttl_s
+        for outcome in outcomes:
+            if outcome.cache_key is None:
+                continue
+            value = encode_results(outcome.engine, outcome.results)
+            if value is None:
+                continue
+            try:
+                await self._cache.put(outcome.cache_key, value, ttl_s)
+            except Exception as exc:  # a cache failure may cost speed only (REQ-CACHE-006)
+                self._cache_failed("cache_put", exc)
+
+    def _cache_failed(self, operation: str, exc: Exception) -> None:
+        log_event(
+            self._logger,
+            logging.WARNING,
+            "cache_failed",
+            operation=operation,
+            exception=type(exc).__name__,
+        )
 
     def _respond(
         self,
@@ -276,6 +373,15 @@ class SearchPipeline:
             outcome = outcomes.get(engine.engine_id)
             if outcome is None:  # still running at the deadline
                 outcome = EngineOutcome(engine.engine_id, "failed", failure=FailureClass.TIMEOUT)
+            if outcome.status == "answered" and outcome.unresponsive_sources:
+                degraded = True
+                notices.append(
+                    notice(
+                        NoticeCode.ENGINE_SOURCES_UNRESPONSIVE,
+                        engine=engine.engine_id,
+                        count=outcome.unresponsive_sources,
+                    )
+                )
             if outcome.status == "answered":
                 by_engine[engine.engine_id] = clean_results(
                     outcome.results,

@@ -1,0 +1,364 @@
+"""The HTTP service under load: web_search calls per second, latency and server CPU per call.
+
+Three simulated science engines (arXiv, Crossref, Europe PMC answering the drivers' fixtures
+after DELAY ms, bench/sim_engines.py) run in their own process on loopback. rypsok runs as
+``rypsok serve --transport http`` in a third process, started through this file's ``--serve``
+mode, which only raises the provider limits before handing over to the real command line:
+every engine's admitted rate and concurrency become the load's (the admission records would
+otherwise allow Crossref 5 requests a second, as they must in production), and the config
+raises the invocation limit (LIM-C6) and the process's engine requests in flight (LIM-C1).
+Everything else — uvicorn, the middleware, the SDK, the call runner, the pipeline, logging
+at info — is what production runs.
+
+The load comes from N clients, each one HTTP/1.1 keep-alive connection sending one
+web_search after another: 2026-07-28 requests (sessionless) by default, or handshake-era
+requests in one session per client with ``--era legacy``. The clients are a few lines of
+raw asyncio so that the load generator costs little CPU next to the server it measures.
+
+Measured per concurrency level: calls per second, latency percentiles, the latency rypsok
+adds over the engines' delay, and the server's CPU per call from /proc/<pid>/stat (user +
+system) before and after; at the end the server's RSS.
+
+usage: python bench/http_load.py [--delay-ms 50] [--calls 2000] [--levels 1,16,64]
+                                 [--era 2026|legacy] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "engines" / "fixtures"
+ENGINES = {
+    "arxiv": ("/arxiv/api/query", FIXTURES / "arxiv" / "success.xml"),
+    "crossref": ("/crossref/works", FIXTURES / "crossref" / "success.json"),
+    "europepmc": ("/europepmc/search", FIXTURES / "europepmc" / "success.json"),
+}
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+RAISED_CAP = 512
+
+
+def free_port() -> int:
+    """A free loopback port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# --- the server side ------------------------------------------------------------------------
+
+
+def serve(config: str) -> int:
+    """Run ``rypsok serve --transport http`` with the provider limits raised (see above)."""
+    from rypsok.cli import main
+    from rypsok.engines.base import RateLimit
+    from rypsok.health.provider_limits import ProviderLimits
+
+    original = ProviderLimits.from_admissions
+
+    def raised(records: Any, **kw: Any) -> ProviderLimits:
+        records = [
+            dataclasses.replace(r, rate=RateLimit(10**9, 1.0), max_in_flight=RAISED_CAP)
+            for r in records
+        ]
+        kw["engine_cap"] = RAISED_CAP
+        return original(records, **kw)
+
+    ProviderLimits.from_admissions = raised  # type: ignore[method-assign]
+    return main(["serve", "--transport", "http", "--config", config])
+
+
+def write_config(directory: Path, base: str) -> Path:
+    """The server's configuration: the three simulated engines, limits for the load."""
+    from rypsok.engines.registry import DRIVER_MODULES
+
+    lines = [
+        "schema_version = 1",
+        "[service]",
+        "calls_per_minute_web_search = 100000",
+        "[search]",
+        "requests_in_flight = 1024",
+        "[http]",
+        "port = 0",
+        "max_sessions = 1000",
+    ]
+    for engine in DRIVER_MODULES:
+        if engine in ENGINES:
+            lines += [f"[engines.{engine}]", "enabled = true", f'endpoint = "{base}{ENGINES[engine][0]}"']
+        else:
+            lines += [f"[engines.{engine}]", "enabled = false"]
+    path = directory / "rypsok.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def cpu_ticks(pid: int) -> int:
+    """utime + stime of a process, in clock ticks."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def rss_mib(pid: int) -> float:
+    """Resident set size of a process."""
+    match = re.search(r"VmRSS:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
+    return round(int(match.group(1)) / 1024, 1) if match else float("nan")
+
+
+# --- the load -----------------------------------------------------------------------------
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection speaking just enough HTTP for this benchmark."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.session: str | None = None
+        self.reader: asyncio.StreamReader
+        self.writer: asyncio.StreamWriter
+
+    async def open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+
+    async def post(self, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
+        head += "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        head += f"Content-Length: {len(body)}\r\n\r\n"
+        self.writer.write(head.encode() + body)
+        status_line = await self.reader.readline()
+        status = int(status_line.split()[1])
+        response_headers: dict[str, str] = {}
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            response_headers[name.strip().lower()] = value.strip()
+        if "content-length" in response_headers:
+            data = await self.reader.readexactly(int(response_headers["content-length"]))
+        elif response_headers.get("transfer-encoding") == "chunked":
+            chunks = []
+            while True:
+                size = int((await self.reader.readline()).strip(), 16)
+                chunk = await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+                chunks.append(chunk[:-2])
+            data = b"".join(chunks)
+        else:
+            data = b""
+        return status, response_headers, data
+
+    async def close(self) -> None:
+        self.writer.close()
+        await self.writer.wait_closed()
+
+
+def _outcome(data: bytes) -> str | None:
+    """The web_search outcome in a JSON or SSE answer."""
+    text = data.decode()
+    if text.startswith("{"):
+        payloads = [text]
+    else:
+        payloads = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    for payload in payloads:
+        if not payload:
+            continue
+        message = json.loads(payload)
+        result = message.get("result")
+        if isinstance(result, dict) and isinstance(result.get("structuredContent"), dict):
+            outcome = result["structuredContent"].get("outcome")
+            return str(outcome) if outcome is not None else None
+    return None
+
+
+async def client_session(conn: Connection, era: str) -> None:
+    """Open a handshake-era session on this connection (legacy only)."""
+    if era != "legacy":
+        return
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+    }
+    status, headers, _ = await conn.post(json.dumps(init).encode(), {})
+    assert status == 200, status
+    conn.session = headers["mcp-session-id"]
+    note = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+    await conn.post(note, {"Mcp-Session-Id": conn.session, "MCP-Protocol-Version": LEGACY})
+
+
+async def one_call(conn: Connection, era: str, request_id: int) -> bool:
+    """One web_search; True when it answered with results."""
+    params: dict[str, Any] = {"name": "web_search", "arguments": {"query": "graphene", "category": "science"}}
+    if era == "legacy":
+        headers = {"Mcp-Session-Id": conn.session or "", "MCP-Protocol-Version": LEGACY}
+    else:
+        params["_meta"] = ENVELOPE
+        headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "web_search"}
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+    status, _, data = await conn.post(body.encode(), headers)
+    return status == 200 and _outcome(data) == "ok"
+
+
+async def drive(port: int, era: str, calls: int, concurrency: int) -> tuple[list[float], int, float]:
+    """``calls`` calls from ``concurrency`` clients: latencies (s), errors, wall time (s)."""
+    connections = [Connection(port) for _ in range(concurrency)]
+    for conn in connections:
+        await conn.open()
+        await client_session(conn, era)
+    latencies: list[float] = []
+    errors = 0
+    todo = iter(range(calls))
+
+    async def worker(conn: Connection) -> None:
+        nonlocal errors
+        for n in todo:
+            started = time.perf_counter()
+            try:
+                ok = await one_call(conn, era, n + 1)
+            except (OSError, asyncio.IncompleteReadError, ValueError):
+                ok = False
+                await conn.close()
+                await conn.open()
+                await client_session(conn, era)
+            latencies.append(time.perf_counter() - started)
+            errors += not ok
+
+    wall0 = time.perf_counter()
+    await asyncio.gather(*(worker(c) for c in connections))
+    wall = time.perf_counter() - wall0
+    for conn in connections:
+        await conn.close()
+    return latencies, errors, wall
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile of sorted ``values`` (nearest rank)."""
+    return values[min(len(values) - 1, max(0, int(round(q * len(values))) - 1))]
+
+
+async def measure(args: argparse.Namespace, port: int, pid: int) -> list[dict[str, Any]]:
+    """Every concurrency level in turn."""
+    delay_s = args.delay_ms / 1000
+    tick = os.sysconf("SC_CLK_TCK")
+    rows = []
+    for concurrency in args.levels:
+        calls = args.calls if concurrency > 1 else max(100, args.calls // 10)
+        await drive(port, args.era, min(200, calls), concurrency)  # warm-up: pools, caches
+        cpu0, own0 = cpu_ticks(pid), time.process_time()
+        latencies, errors, wall = await drive(port, args.era, calls, concurrency)
+        cpu_s = (cpu_ticks(pid) - cpu0) / tick
+        own_s = time.process_time() - own0
+        ordered = sorted(latencies)
+        added = [(v - delay_s) * 1000 for v in ordered]
+        rows.append(
+            {
+                "era": args.era,
+                "concurrency": concurrency,
+                "calls": len(ordered),
+                "errors": errors,
+                "calls_per_s": round(len(ordered) / wall, 1),
+                "latency_ms_p50": round(statistics.median(ordered) * 1000, 1),
+                "latency_ms_p99": round(percentile(ordered, 0.99) * 1000, 1),
+                "added_ms_p50": round(statistics.median(added), 1),
+                "added_ms_p99": round(percentile(added, 0.99), 1),
+                "server_cpu_ms_per_call": round(cpu_s * 1000 / len(ordered), 2),
+                "server_cpu_utilisation": round(cpu_s / wall, 2),
+                "load_generator_cpu_ms_per_call": round(own_s * 1000 / len(ordered), 2),
+            }
+        )
+    return rows
+
+
+def main() -> int:
+    """Run the measurement (or, with --serve, the server it measures)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--serve", metavar="CONFIG", help=argparse.SUPPRESS)
+    parser.add_argument("--delay-ms", type=int, default=50)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--levels", default="1,16,64")
+    parser.add_argument("--era", choices=("2026", "legacy"), default="2026")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--profile", type=Path, help="record the server with py-spy (raw folded stacks) to PATH"
+    )
+    args = parser.parse_args()
+    if args.serve:
+        return serve(args.serve)
+    args.levels = [int(n) for n in args.levels.split(",")]
+
+    sim_port = free_port()
+    sim = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "sim_engines.py"),
+            str(sim_port),
+            str(args.delay_ms),
+            *(f"{path}={file}" for path, file in ENGINES.values()),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert sim.stdout is not None
+    sim.stdout.readline()
+    with tempfile.TemporaryDirectory() as tmp:
+        config = write_config(Path(tmp), f"http://127.0.0.1:{sim_port}")
+        log = Path(tmp) / "server.log"
+        with log.open("wb") as sink:
+            server = subprocess.Popen(
+                [sys.executable, __file__, "--serve", str(config)], stderr=sink, stdin=subprocess.DEVNULL
+            )
+        try:
+            port = 0
+            deadline = time.monotonic() + 60
+            while not port and time.monotonic() < deadline:
+                found = re.search(rb'"event":"listening".*?"port":(\d+)', log.read_bytes())
+                port = int(found.group(1)) if found else 0
+                if server.poll() is not None:
+                    sys.exit(log.read_text())
+                time.sleep(0.1)
+            profiler = None
+            if args.profile:
+                # Profiling only: py-spy samples the server from outside (pip install py-spy).
+                profiler = subprocess.Popen(
+                    ["py-spy", "record", "--pid", str(server.pid), "--format", "raw",
+                     "--output", str(args.profile), "--nonblocking", "--rate", "250"],
+                    stdout=subprocess.DEVNULL,
+                )
+            rows = asyncio.run(measure(args, port, server.pid))
+            if profiler is not None:
+                profiler.send_signal(signal.SIGINT)
+                profiler.wait(30)
+            rows.append({"server_rss_mib_at_end": rss_mib(server.pid)})
+        finally:
+            server.terminate()
+            server.wait(10)
+            sim.terminate()
+            sim.wait(10)
+    text = json.dumps(rows, indent=2)
+    if args.json:
+        args.json.write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""Noise removal: what a browser would not render, and site chrome (REQ-CTX-005)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rypsok.fetch import clean
+from rypsok.fetch.parse import parse_html
+
+
+def _cleaned(page: str, url: str = "https://example.org/dir/page") -> str:
+    parsed = parse_html(page)
+    assert parsed.root is not None
+    noise = clean.find_noise(parsed.root, parsed.style_text)
+    clean.remove_invisible(noise)
+    clean.drop_head(parsed.root)
+    clean.absolutize_links(parsed.root, url)
+    clean.remove_chrome(parsed.root, noise)
+    return " ".join(" ".join(parsed.root.itertext()).split())
+
+
+@pytest.mark.req("REQ-CTX-005")
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "<div hidden>SECRET</div>",
+        "<div HIDDEN='hidden'>SECRET</div>",
+        "<span aria-hidden='true'>SECRET</span>",
+        "<p style='display:none'>SECRET</p>",
+        "<p style='DISPLAY: None !important'>SECRET</p>",
+        "<p style='visibility:hidden'>SECRET</p>",
+        "<p style='opacity:0'>SECRET</p>",
+        "<p style='font-size: 0px'>SECRET</p>",
+        "<p style='position:absolute;left:-9999px'>SECRET</p>",
+        "<p style='clip: rect(0 0 0 0)'>SECRET</p>",
+        "<p class='sr-only'>SECRET</p>",
+        "<p class='x hidden'>SECRET</p>",
+        "<dialog>SECRET</dialog>",
+        "<input type='hidden' value='SECRET'>",
+        "<style>.gone{display:none}</style><p class='gone'>SECRET</p>",
+        "<style>#gone, .other { visibility: hidden }</style><p id='gone'>SECRET</p>",
+        "<template>SECRET</template>",
+        "<noscript>SECRET</noscript>",
+        "<!-- SECRET -->",
+        "<script>var SECRET = 1;</script>",
+        "<style>p::after { content: 'SECRET' }</style>",
+    ],
+)
+def test_what_a_browser_would_not_render_is_removed(hidden: str) -> None:
+    text = _cleaned(f"<main><p>before</p>{hidden}<p>after</p></main>")
+    assert "SECRET" not in text
+    assert text == "before after"
+
+
+@pytest.mark.req("REQ-CTX-005")
+@pytest.mark.parametrize(
+    "shown",
+    [
+        "<style>@media print { .np { display: none } }</style><p class='np'>SHOWN</p>",
+        "<p class='hidden md:block'>SHOWN</p>",
+        "<dialog open>SHOWN</dialog>",
+        "<p style='display:block'>SHOWN</p>",
+        "<span aria-hidden='false'>SHOWN</span>",
+    ],
+)
+def test_what_a_browser_renders_is_kept(shown: str) -> None:
+    assert "SHOWN" in _cleaned(f"<main><p>x</p>{shown}</main>")
+
+
+def test_the_tail_of_a_removed_element_stays() -> None:
+    assert _cleaned("<p>one <span hidden>two</span> three</p>") == "one three"
+
+
+@pytest.mark.req("REQ-CTX-005")
+@pytest.mark.req("REQ-FETCH-002")
+def test_chrome_outside_the_article_is_removed() -> None:
+    page = (
+        "<header>SITE HEADER</header><nav>NAV LINKS</nav>"
+        "<div role='navigation'>ROLE NAV</div><div id='sidebar'>SIDEBAR</div>"
+        "<main><article><header><h1>Title</h1></header><p>Body text.</p>"
+        "<aside>Article aside</aside><footer>Article footer</footer></article></main>"
+        "<aside>SITE ASIDE</aside><footer>SITE FOOTER</footer>"
+        "<div id='cookie-banner'>COOKIES</div><div role='dialog'>DIALOG</div>"
+        "<form><input type='search'> SEARCH FORM</form>"
+    )
+    text = _cleaned(page)
+    assert text == "Title Body text. Article aside Article footer"
+
+
+def test_a_header_with_the_page_title_stays_when_there_is_no_article() -> None:
+    assert "Page title" in _cleaned("<header><h1>Page title</h1></header><div><p>x</p></div>")
+
+
+def test_layout_table_navigation_columns_are_removed() -> None:
+    page = (
+        "<table><tr><td><a href='/'>Home</a><br><a href='/m'>Menu</a></td>"
+        "<td><h1>Welcome</h1><p>" + "A long paragraph of real content. " * 5 + "</p></td>"
+        "</tr></table>"
+    )
+    text = _cleaned(page)
+    assert "Home" not in text and "Welcome" in text
+
+
+def test_data_tables_keep_their_cells() -> None:
+    page = "<main><table><tr><td><a href='/a'>Alpha</a></td><td>1</td></tr></table></main>"
+    assert _cleaned(page) == "Alpha 1"
+
+
+def test_links_are_resolved_and_unsafe_targets_dropped() -> None:
+    parsed = parse_html(
+        "<a href='../other?a=1&amp;b=2#x'>rel</a><a href='javascript:alert(1)'>js</a>"
+        "<a href='data:text/html,x'>data</a><a href='//cdn.example.com/x'>proto</a>"
+        "<a href='https://e.org/" + "x" * 3000 + "'>long</a><base href='https://evil.example/'>"
+    )
+    assert parsed.root is not None
+    clean.absolutize_links(parsed.root, "https://example.org/dir/page")
+    hrefs = {a.text: a.get("href") for a in parsed.root.iter("a")}
+    assert hrefs == {
+        "rel": "https://example.org/other?a=1&b=2#x",
+        "js": None,
+        "data": None,
+        "proto": "https://cdn.example.com/x",
+        "long": None,
+    }
+
+
+def test_heading_anchors_are_collected() -> None:
+    parsed = parse_html(
+        "<h2 id='install'>Install</h2>"
+        "<h2><span class='mw-headline' id='History'>History</span></h2>"
+        "<section id='usage'><h2>Usage</h2></section>"
+        "<a name='faq'></a><h3>FAQ</h3><h3>No anchor</h3>"
+    )
+    assert parsed.root is not None
+    assert clean.heading_ids(parsed.root) == [
+        ("install", ("install",)),
+        ("history", ("History",)),
+        ("usage", ("usage",)),
+        ("faq", ("faq",)),
+    ]
