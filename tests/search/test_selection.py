@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import json
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -208,3 +209,42 @@ def _holds(obj: Any, marker: str) -> bool:
         and (marker in i if isinstance(i, str) else marker.encode() in i)
         for i in items
     )
+
+
+async def test_req_search_008_region_and_safe_search_reach_the_engines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """REQ-SEARCH-008, REQ-CFG-004: the operator's region and safe-search level are passed to
+    every engine that supports them (here Brave, keyed by reference) and are not parameters
+    of the tool."""
+    import logging
+
+    from rypsok.app import runtime
+    from rypsok.config.load import parse_settings as parse
+
+    monkeypatch.setenv("RYPSOK_TEST_BRAVE_KEY", "test-key-value")
+    body = (
+        Path(__file__).resolve().parents[1] / "engines" / "fixtures" / "brave" / "success.json"
+    ).read_bytes()
+    with fake_http_server() as server:
+        server.replies["/brave/web"] = Reply(body=body)
+        entries: dict[str, Any] = {e: {"enabled": False} for e in DRIVER_MODULES}
+        entries["brave"] = {
+            "endpoint": server.url("/brave/web"),
+            "api_key_env": "RYPSOK_TEST_BRAVE_KEY",
+        }
+        settings = parse(
+            {
+                "schema_version": 1,
+                "engines": entries,
+                "service": {"region": "DE", "safe_search": "strict"},
+            }
+        )
+        async with runtime(settings, logging.getLogger("rypsok.test.region")) as services:
+            properties = services.tools()[0].input_schema["properties"]
+            data = (await services.call("web_search", {"query": "rust"})).structured
+    assert data["outcome"] == "ok", data
+    assert "region" not in properties and "safe_search" not in properties
+    target = server.requests[0].target
+    assert "country=DE" in target and "safesearch=strict" in target
+    assert server.requests[0].headers["x-subscription-token"] == "test-key-value"

@@ -517,3 +517,54 @@ def test_thr32_environment_cannot_weaken_tls_or_reach_workers(
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
     assert context.minimum_version >= ssl.TLSVersion.TLSv1_2
     assert set(WORKER_ENV) <= {"PYTHONHASHSEED", "LC_ALL", "LANG", "PATH"}
+
+
+# --- B3: extraction workers --------------------------------------------------------------------
+
+
+@pytest.mark.req("REQ-PAGE-006", "REQ-SEC-014")
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<div>" * 100_000 + b"deep",
+        b"<p>x</p>" * 250_000,
+        b"<table>" + b"<tr><td>" * 50_000,
+        b"<svg>" + b"<g>" * 30_000 + b"</svg>",
+    ],
+    ids=["deep", "wide", "unclosed-table", "deep-svg"],
+)
+def test_thr18_hostile_documents_end_within_the_parse_bounds(body: bytes) -> None:
+    """Pages beyond LIM-F10 nodes or LIM-F11 levels give partial content or an
+    extraction failure in bounded time, never a RecursionError or a hang.
+
+    Proves THR-18.
+    """
+    import time
+
+    started = time.monotonic()
+    result = pipeline.run({"content_type": "text/html", "url": "https://example.org/"}, body)
+    assert time.monotonic() - started < 60
+    assert result.status in ("ok", "error")
+    if result.status == "ok":
+        assert result.partial  # type: ignore[union-attr]
+
+
+@pytest.mark.req("REQ-SEC-014")
+def test_thr33_workers_start_contained() -> None:
+    """A worker runs without user site-packages or the working directory on its path, and
+    under bubblewrap with every namespace unshared, no capability, a cleared environment and
+    nothing writable bound from the host.
+
+    Proves THR-33.
+    """
+    from rypsok.fetch.sandbox import WorkerLimits, bwrap_command, python_command
+
+    inner = python_command(WorkerLimits(memory_bytes=1 << 30, cpu_seconds=5, cpu_lifetime=60))
+    assert inner[1:3] == ["-s", "-P"]
+    command = bwrap_command("/usr/bin/bwrap", inner)
+    for flag in ("--unshare-all", "--clearenv", "--die-with-parent", "--new-session"):
+        assert flag in command
+    assert command[command.index("--cap-drop") + 1] == "ALL"
+    assert "--bind" not in command and "--share-net" not in command
+    assert command[command.index("--remount-ro") + 1] == "/"
+    assert command[-len(inner) :] == inner
