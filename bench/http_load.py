@@ -103,7 +103,11 @@ def write_config(directory: Path, base: str) -> Path:
     ]
     for engine in DRIVER_MODULES:
         if engine in ENGINES:
-            lines += [f"[engines.{engine}]", "enabled = true", f'endpoint = "{base}{ENGINES[engine][0]}"']
+            lines += [
+                f"[engines.{engine}]",
+                "enabled = true",
+                f'endpoint = "{base}{ENGINES[engine][0]}"',
+            ]
         else:
             lines += [f"[engines.{engine}]", "enabled = false"]
     path = directory / "rypsok.toml"
@@ -196,7 +200,11 @@ async def client_session(conn: Connection, era: str) -> None:
         "jsonrpc": "2.0",
         "id": 0,
         "method": "initialize",
-        "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+        "params": {
+            "protocolVersion": LEGACY,
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
     }
     status, headers, _ = await conn.post(json.dumps(init).encode(), {})
     assert status == 200, status
@@ -207,18 +215,29 @@ async def client_session(conn: Connection, era: str) -> None:
 
 async def one_call(conn: Connection, era: str, request_id: int) -> bool:
     """One web_search; True when it answered with results."""
-    params: dict[str, Any] = {"name": "web_search", "arguments": {"query": "graphene", "category": "science"}}
+    params: dict[str, Any] = {
+        "name": "web_search",
+        "arguments": {"query": "graphene", "category": "science"},
+    }
     if era == "legacy":
         headers = {"Mcp-Session-Id": conn.session or "", "MCP-Protocol-Version": LEGACY}
     else:
         params["_meta"] = ENVELOPE
-        headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "web_search"}
-    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+        headers = {
+            "MCP-Protocol-Version": MODERN,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "web_search",
+        }
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    )
     status, _, data = await conn.post(body.encode(), headers)
     return status == 200 and _outcome(data) == "ok"
 
 
-async def drive(port: int, era: str, calls: int, concurrency: int) -> tuple[list[float], int, float]:
+async def drive(
+    port: int, era: str, calls: int, concurrency: int
+) -> tuple[list[float], int, float]:
     """``calls`` calls from ``concurrency`` clients: latencies (s), errors, wall time (s)."""
     connections = [Connection(port) for _ in range(concurrency)]
     for conn in connections:
@@ -252,7 +271,7 @@ async def drive(port: int, era: str, calls: int, concurrency: int) -> tuple[list
 
 def percentile(values: list[float], q: float) -> float:
     """The q-quantile of sorted ``values`` (nearest rank)."""
-    return values[min(len(values) - 1, max(0, int(round(q * len(values))) - 1))]
+    return values[min(len(values) - 1, max(0, round(q * len(values)) - 1))]
 
 
 async def measure(args: argparse.Namespace, port: int, pid: int) -> list[dict[str, Any]]:
@@ -324,7 +343,9 @@ def main() -> int:
         log = Path(tmp) / "server.log"
         with log.open("wb") as sink:
             server = subprocess.Popen(
-                [sys.executable, __file__, "--serve", str(config)], stderr=sink, stdin=subprocess.DEVNULL
+                [sys.executable, __file__, "--serve", str(config)],
+                stderr=sink,
+                stdin=subprocess.DEVNULL,
             )
         try:
             port = 0
@@ -339,8 +360,19 @@ def main() -> int:
             if args.profile:
                 # Profiling only: py-spy samples the server from outside (pip install py-spy).
                 profiler = subprocess.Popen(
-                    ["py-spy", "record", "--pid", str(server.pid), "--format", "raw",
-                     "--output", str(args.profile), "--nonblocking", "--rate", "250"],
+                    [
+                        "py-spy",
+                        "record",
+                        "--pid",
+                        str(server.pid),
+                        "--format",
+                        "raw",
+                        "--output",
+                        str(args.profile),
+                        "--nonblocking",
+                        "--rate",
+                        "250",
+                    ],
                     stdout=subprocess.DEVNULL,
                 )
             rows = asyncio.run(measure(args, port, server.pid))

@@ -51,7 +51,7 @@ def fail(message: str) -> NoReturn:
 
 def _atheris() -> Any | None:
     try:
-        import atheris  # type: ignore[import-not-found, unused-ignore]
+        import atheris  # type: ignore[import-not-found, import-untyped, unused-ignore]
     except ImportError:
         return None
     return atheris
@@ -242,7 +242,7 @@ def _fallback(target: Target, argv: list[str]) -> int:
         return 0 if all(_run_one(target, Path(p).read_bytes(), prefix) for p in files) else 1
     budget = float(options.get("max_total_time", "10"))
     max_len = int(options.get("max_len", "4096"))
-    rng = random.Random(int(options.get("seed", "1")))  # noqa: S311 - fuzzing, not secrecy
+    rng = random.Random(int(options.get("seed", "1")))  # fuzzing, not secrecy
     seeds = _seeds(paths)
     corpus = list(seeds)
     deadline = time.monotonic() + budget
@@ -279,18 +279,17 @@ def _known_crashes(path: str | None) -> list[tuple[str, str, str, str]]:
 
 
 def is_known(error: BaseException, known: list[tuple[str, str, str, str]]) -> bool:
-    """Whether ``error`` was raised where a known, reported crash is (innermost frame)."""
+    """Whether ``error`` is a known, reported crash: its type, a frame of its traceback
+    (file suffix and function) and a part of its message match one line of the list."""
+    frames: list[tuple[str, str]] = []
     tb = error.__traceback__
-    if tb is None:
-        return False
-    while tb.tb_next is not None:
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code.co_filename, tb.tb_frame.f_code.co_name))
         tb = tb.tb_next
-    code = tb.tb_frame.f_code
     return any(
         type(error).__name__ == name
-        and code.co_filename.endswith(suffix)
-        and code.co_name == function
         and message in str(error)
+        and any(file.endswith(suffix) and code == function for file, code in frames)
         for name, suffix, function, message in known
     )
 

@@ -53,7 +53,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/rypsok-mutation.XXXXXX")
 cleanup() { [ "${MUTATION_KEEP:-0}" = 1 ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 # Copy what the tests need, without caches or build metadata.
-tar -C "$ROOT" --exclude='__pycache__' --exclude='*.egg-info' -cf - src tests docs pyproject.toml \
+tar -C "$ROOT" --exclude='__pycache__' --exclude='*.egg-info' -cf - src tests docs fuzz requirements .github pyproject.toml \
     | tar -C "$WORK" -xf -
 
 toml_list() {
@@ -74,7 +74,7 @@ toml_list() {
     echo "pytest_add_cli_args_test_selection = $(toml_list "${TESTS[@]}")"
     echo 'pytest_add_cli_args = ["-q"]'
     echo "use_git_change_detection = false"
-    echo 'also_copy = ["docs"]'
+    echo 'also_copy = ["docs", "fuzz", "requirements", ".github"]'
 } >> "$WORK/pyproject.toml"
 
 started=$(date +%s)

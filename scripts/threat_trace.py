@@ -65,11 +65,11 @@ def naming_tests(tests: Path) -> dict[str, set[str]]:
             raise SystemExit(f"{path}: cannot be parsed: {error}") from None
         relative = path.relative_to(tests.parent).as_posix()
 
-        def visit(body: list[ast.stmt], inherited: set[str]) -> None:
+        def visit(body: list[ast.stmt], inherited: set[str], relative: str = relative) -> None:
             for node in body:
                 if isinstance(node, ast.ClassDef):
                     own = set(_THR.findall(ast.get_docstring(node) or ""))
-                    visit(node.body, inherited | own | _marker_ids(node.decorator_list))
+                    visit(node.body, inherited | own | _marker_ids(node.decorator_list), relative)
                 elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     if not node.name.startswith("test"):
                         continue
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             problems.append(f"{thr}: no test names it")
         for file, function in listed:
             if f"{file}::{function}" not in proving:
-                problems.append(f"{thr}: listed test {file}::{function} is missing or not naming it")
+                problems.append(f"{thr}: listed test {file}::{function} is missing or silent")
         if args.list:
             sys.stdout.write(f"{thr}: {', '.join(sorted(proving)) or '-'}\n")
     for thr in sorted(set(named) - set(rows)):

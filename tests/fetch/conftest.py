@@ -15,7 +15,7 @@ from rypsok.fetch import Extractor
 
 CORPUS = Path(__file__).parent / "corpus"
 HOSTILE_WORKER = Path(__file__).parent / "hostile_worker.py"
-HOSTILE_PROGRAM = (sys.executable, "-s", "-P", str(HOSTILE_WORKER))
+HOSTILE_PROGRAM = (sys.executable, "-B", "-s", "-P", str(HOSTILE_WORKER))
 
 
 @pytest.fixture(scope="session")

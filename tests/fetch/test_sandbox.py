@@ -25,8 +25,8 @@ LIMITS = WorkerLimits(memory_bytes=1 << 30, cpu_seconds=9, cpu_lifetime=180)
 
 def test_the_worker_command_carries_the_limits() -> None:
     command = worker_command(LIMITS)
-    assert command[:5] == [sys.executable, "-s", "-P", "-m", "rypsok.fetch.worker"]
-    assert command[5:] == [
+    assert command[:6] == [sys.executable, "-B", "-s", "-P", "-m", "rypsok.fetch.worker"]
+    assert command[6:] == [
         "--memory-bytes",
         str(1 << 30),
         "--cpu-seconds",

@@ -29,6 +29,8 @@ OPEN_FINDINGS: dict[str, str] = {
     "retry_after-sec01-superscript-two.bin": "SEC-01: parse_retry_after raises on U+00B2",
     "engines-sec01-retry-after-429.bin": "SEC-01: a 429 with Retry-After U+00B2 breaks parse",
     "config-sec02-rule-accepted-then-refused.bin": "SEC-02: schema accepts a rule egress refuses",
+    "feeds-sec04-date-offset-overflow.bin": "SEC-04: iso_date lets OverflowError escape",
+    "html_pipeline-sec04-feed-date-overflow.bin": "SEC-04: a feed date ends the worker's job",
 }
 
 THR_OF_TARGET = {
@@ -106,7 +108,7 @@ def _crash_cases() -> list[object]:
 def test_committed_crash_inputs(fuzz_path: Path, path: Path) -> None:
     """A crash the fuzzers found, replayed through its target; open findings are xfail.
 
-    Proves THR-10, THR-15, THR-30.
+    Proves THR-10, THR-15, THR-18, THR-21, THR-30.
     """
     name = path.name.split("-", 1)[0]
     _target(fuzz_path, name).test_one_input(path.read_bytes())
@@ -143,3 +145,23 @@ def test_sec02_an_egress_rule_the_schema_accepts_builds_the_policy(rule: str) ->
     except ConfigError:
         return  # refused at validation, naming the key: the contract holds
     AddressPolicy(allow=settings.egress.allow, deny=settings.egress.deny)
+
+
+@pytest.mark.req("REQ-PAGE-006", "REQ-SEC-014")
+@pytest.mark.xfail(strict=True, reason="SEC-04: iso_date does not catch OverflowError")
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Mon, 01 Jan 2024 00:00:00 +99999999999999999999",
+        "Mon, 01 Jan 9999999999999999999 00:00:00 GMT",
+    ],
+)
+def test_sec04_feed_dates_out_of_range_are_ignored(value: str) -> None:
+    """A feed item's date that no calendar holds is dropped (None), not an exception that
+    fails the extraction and retires the worker.
+
+    Proves THR-21.
+    """
+    from rypsok.fetch.feeds import iso_date
+
+    assert iso_date(value) is None

@@ -309,14 +309,10 @@ _INVISIBLE = "zero\u200bwidth, bidi \u202eoverride\u202c, tag \U000e0041\U000e00
 @pytest.mark.anyio
 @pytest.mark.req("REQ-SEC-015", "REQ-PAGE-001")
 @pytest.mark.parametrize("media_type", ["text/plain", "text/markdown"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="SEC-03 (docs/security.md): web_fetch does not run the content boundary's "
-    "invisible-character step on fetched text; remove this marker with the fix",
-)
 async def test_thr19_fetched_text_is_cleaned_of_invisible_characters(media_type: str) -> None:
     """Zero-width, bidirectional, tag and control characters in a fetched document never
-    reach the caller, and the removal is reported (REQ-SEC-015, CLR-11).
+    reach the caller, and the removal is reported (REQ-SEC-015, CLR-11). Regression test of
+    finding SEC-03 (docs/security.md).
 
     Proves THR-19.
     """
@@ -557,10 +553,13 @@ def test_thr33_workers_start_contained() -> None:
 
     Proves THR-33.
     """
-    from rypsok.fetch.sandbox import WorkerLimits, bwrap_command, python_command
+    from rypsok.fetch import sandbox
 
-    inner = python_command(WorkerLimits(memory_bytes=1 << 30, cpu_seconds=5, cpu_lifetime=60))
+    inner = sandbox.worker_command(
+        sandbox.WorkerLimits(memory_bytes=1 << 30, cpu_seconds=5, cpu_lifetime=60)
+    )
     assert inner[1:3] == ["-s", "-P"]
+    bwrap_command = sandbox.bwrap_command
     command = bwrap_command("/usr/bin/bwrap", inner)
     for flag in ("--unshare-all", "--clearenv", "--die-with-parent", "--new-session"):
         assert flag in command

@@ -68,13 +68,14 @@ def wants_bwrap(mode: SandboxMode) -> bool:
     return found
 
 
-WORKER_PROGRAM = (sys.executable, "-s", "-P", "-m", "rypsok.fetch.worker")
+WORKER_PROGRAM = (sys.executable, "-B", "-s", "-P", "-m", "rypsok.fetch.worker")
 
 
 def worker_command(limits: WorkerLimits, program: Sequence[str] = WORKER_PROGRAM) -> list[str]:
-    """The command of a worker: ``program`` (by default the interpreter with ``-s``, no user
-    site, and ``-P``, no current directory on the module path; the caller clears the
-    environment) followed by the limit arguments of :mod:`rypsok.fetch.worker`."""
+    """The command of a worker: ``program`` (by default the interpreter with ``-B``, no
+    bytecode written, ``-s``, no user site, and ``-P``, no current directory on the module
+    path; the caller clears the environment) followed by the limit arguments of
+    :mod:`rypsok.fetch.worker`."""
     return [
         *program,
         "--memory-bytes",

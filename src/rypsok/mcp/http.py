@@ -142,7 +142,9 @@ def listener_policy(http: HttpSettings, port: int) -> ListenerPolicy:
 
 def _listen(bind: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in bind else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets that say they are TCP,
+    # and with Nagle on, a response written as head then body waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((bind.strip("[]"), port))

@@ -216,7 +216,11 @@ class RequestCeiling:
         if not ceiling.cancelled_caught or completed:
             return
         shutdown = self._in_flight.closing()
-        if not shutdown:
+        if started and scope["method"] == "GET":
+            # A session's standalone GET stream: ending it at the ceiling is its normal life,
+            # the client opens a new one; not a timed-out request.
+            log_event(self._logger, logging.DEBUG, "http_stream_renewed")
+        elif not shutdown:
             self._counters.timed_out += 1
             log_event(self._logger, logging.WARNING, "http_request_ceiling", started=started)
         with anyio.move_on_after(_FINAL_SEND_S):

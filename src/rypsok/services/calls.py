@@ -110,7 +110,7 @@ class Services:
                     "This caller may not use this tool; ask the operator to add it to the "
                     "caller's tools.",
                 )
-            decision = self._limiter.admit(ToolName(name), caller)
+            decision = await self._limiter.admit_shared(ToolName(name), caller)
             if not decision.admitted:
                 raise ToolFailure(
                     ErrorKind.UNAVAILABLE,
@@ -141,7 +141,7 @@ class Services:
             )
         # urllib.parse keeps the last URLs it split in a process-wide cache; drop them so no
         # URL of this call outlives it (REQ-LIFE-002, REQ-PRIV-003).
-        urllib.parse.clear_cache()
+        urllib.parse.clear_cache()  # type: ignore[attr-defined]  # exists, untyped in typeshed
         return self._finish(name, response, request_id, started)
 
     async def _dispatch(

@@ -11,21 +11,54 @@ import time
 
 import anyio
 
+from rypsok.boundary import clean_content
 from rypsok.config.schema import Settings
 from rypsok.contract.arguments import FetchArguments
 from rypsok.contract.context import CallContext
 from rypsok.contract.errors import ToolFailure
+from rypsok.contract.notices import Notice, notice
 from rypsok.contract.responses import FetchResponse
-from rypsok.contract.vocabulary import ErrorKind, Reason
+from rypsok.contract.vocabulary import ErrorKind, NoticeCode, Reason
 from rypsok.fetch import (
     ExtractionError,
     Extractor,
     StartCharBeyondEnd,
     fetch_response,
-    select_and_budget,
+    select_and_budget_async,
 )
+from rypsok.fetch.model import Extraction
 from rypsok.fetch.retrieve import Retriever
 from rypsok.services.privacy_gate import check_credentials
+
+# Contents above this many characters are cleaned in a worker thread, off the event loop.
+_THREAD_CLEAN_CHARS = 100_000
+
+
+async def _clean(extraction: Extraction) -> tuple[Extraction, list[Notice]]:
+    """The content boundary on extracted text, before the budget (REQ-PAGE-001, REQ-SEC-015).
+
+    Invisible and control characters are removed from every external text; instruction-like
+    wording is reported, never rewritten (REQ-SEC-003).
+    """
+    removed = flagged = 0
+
+    def clean(text: str) -> str:
+        nonlocal removed, flagged
+        cleaned = clean_content(text)
+        removed += cleaned.invisible_removed
+        flagged += cleaned.instruction_like
+        return cleaned.text
+
+    if len(extraction.content) > _THREAD_CLEAN_CHARS:
+        extraction = await anyio.to_thread.run_sync(extraction.map_text, clean)
+    else:
+        extraction = extraction.map_text(clean)
+    notices = []
+    if removed:
+        notices.append(notice(NoticeCode.INVISIBLE_CHARACTERS_REMOVED, count=removed))
+    if flagged:
+        notices.append(notice(NoticeCode.INSTRUCTION_LIKE_TEXT, count=flagged))
+    return extraction, notices
 
 
 class FetchService:
@@ -55,7 +88,8 @@ class FetchService:
                     redirected=retrieved.redirected,
                     timeout_s=max(0.1, deadline - time.monotonic()),
                 )
-                view = select_and_budget(
+                extraction, boundary_notices = await _clean(extraction)
+                view = await select_and_budget_async(
                     extraction,
                     fragment=retrieved.fragment,
                     focus=args.focus,
@@ -67,7 +101,10 @@ class FetchService:
             except StartCharBeyondEnd as error:
                 raise error.to_tool_failure() from None
             return fetch_response(
-                extraction, view, url=response.url.url, notices=[*notices, *retrieved.notices]
+                extraction,
+                view,
+                url=response.url.url,
+                notices=[*notices, *retrieved.notices, *boundary_notices],
             )
         # Only reached when the ceiling cancelled the block (the block returns otherwise).
         raise ToolFailure(
