@@ -274,7 +274,9 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, max(0, round(q * len(values)) - 1))]
 
 
-async def measure(args: argparse.Namespace, port: int, pid: int) -> list[dict[str, Any]]:
+async def measure(
+    args: argparse.Namespace, port: int, pid: int, sim_pid: int
+) -> list[dict[str, Any]]:
     """Every concurrency level in turn."""
     delay_s = args.delay_ms / 1000
     tick = os.sysconf("SC_CLK_TCK")
@@ -282,9 +284,10 @@ async def measure(args: argparse.Namespace, port: int, pid: int) -> list[dict[st
     for concurrency in args.levels:
         calls = args.calls if concurrency > 1 else max(100, args.calls // 10)
         await drive(port, args.era, min(200, calls), concurrency)  # warm-up: pools, caches
-        cpu0, own0 = cpu_ticks(pid), time.process_time()
+        cpu0, sim0, own0 = cpu_ticks(pid), cpu_ticks(sim_pid), time.process_time()
         latencies, errors, wall = await drive(port, args.era, calls, concurrency)
         cpu_s = (cpu_ticks(pid) - cpu0) / tick
+        sim_s = (cpu_ticks(sim_pid) - sim0) / tick
         own_s = time.process_time() - own0
         ordered = sorted(latencies)
         added = [(v - delay_s) * 1000 for v in ordered]
@@ -302,6 +305,8 @@ async def measure(args: argparse.Namespace, port: int, pid: int) -> list[dict[st
                 "server_cpu_ms_per_call": round(cpu_s * 1000 / len(ordered), 2),
                 "server_cpu_utilisation": round(cpu_s / wall, 2),
                 "load_generator_cpu_ms_per_call": round(own_s * 1000 / len(ordered), 2),
+                "engines_cpu_ms_per_call": round(sim_s * 1000 / len(ordered), 2),
+                "machine_load_1min": round(os.getloadavg()[0], 2),
             }
         )
     return rows
@@ -375,7 +380,7 @@ def main() -> int:
                     ],
                     stdout=subprocess.DEVNULL,
                 )
-            rows = asyncio.run(measure(args, port, server.pid))
+            rows = asyncio.run(measure(args, port, server.pid, sim.pid))
             if profiler is not None:
                 profiler.send_signal(signal.SIGINT)
                 profiler.wait(30)

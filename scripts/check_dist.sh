@@ -3,26 +3,33 @@
 # contents, install the wheel with its locked dependencies into a fresh virtual environment and
 # run the installed command. Usage: bash scripts/check_dist.sh   (from any directory)
 #
-# Needs: python with the `build` package (in the test environment), and the package index for
-# the isolated build backend and the wheel's dependencies. Takes well under two minutes with a
-# warm pip cache.
+# Needs: Python >= 3.11 (PYTHON, default python3) and the package index, for the build frontend,
+# the isolated build backend and the wheel's dependencies, each at its locked version. Takes
+# about a minute with a warm pip cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON="${PYTHON:-python}"
+PYTHON="${PYTHON:-python3}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+quietly() {  # run a command, show its output only when it fails
+    "$@" >"$work/step.log" 2>&1 || {
+        cat "$work/step.log"
+        exit 1
+    }
+}
 
 # The one source of the version (pyproject.toml reads it dynamically).
 version="$(PYTHONPATH=src "$PYTHON" -c 'import rypsok; print(rypsok.__version__)')"
 echo "version: $version (src/rypsok/__init__.py)"
 
-# 1. Build: the sdist first, then the wheel from the sdist (so a file missing from the sdist
-#    breaks the wheel build here rather than for a user).
-"$PYTHON" -m build --outdir "$work/dist" . >"$work/build.log" 2>&1 || {
-    cat "$work/build.log"
-    exit 1
-}
+# 1. Build, with the locked `build` frontend in a virtual environment of its own: the sdist
+#    first, then the wheel from the sdist (so a file missing from the sdist breaks the wheel
+#    build here rather than for a user).
+quietly "$PYTHON" -m venv "$work/build-env"
+quietly "$work/build-env/bin/python" -m pip install --no-compile -c requirements/constraints.txt build
+quietly "$work/build-env/bin/python" -m build --outdir "$work/dist" .
 wheel="$work/dist/rypsok-$version-py3-none-any.whl"
 sdist="$work/dist/rypsok-$version.tar.gz"
 ls -l "$work/dist"
@@ -54,8 +61,8 @@ print("contents: ok")
 PY
 
 # 3. A fresh virtual environment: install the wheel with the locked dependencies, run it.
-"$PYTHON" -m venv "$work/venv"
-"$work/venv/bin/python" -m pip install --quiet -c requirements/constraints.txt "$wheel"
+quietly "$PYTHON" -m venv "$work/venv"
+quietly "$work/venv/bin/python" -m pip install --no-compile -c requirements/constraints.txt "$wheel"
 printed="$("$work/venv/bin/rypsok" --version)"
 echo "installed: $printed"
 test "$printed" = "rypsok $version" || { echo "expected: rypsok $version"; exit 1; }

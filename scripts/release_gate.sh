@@ -96,4 +96,8 @@ if [ "${#failed[@]}" -ne 0 ]; then
     echo "RELEASE GATE: RED (${failed[*]}); do not tag $COMMIT. Logs: $GATE_DIR"
     exit 1
 fi
+if [ -n "${GATE_JOBS:-}" ]; then
+    echo "RELEASE GATE: the selected jobs passed on $COMMIT (${JOBS[*]}); a release needs all"
+    exit 0
+fi
 echo "RELEASE GATE: GREEN on $COMMIT; it may be tagged (no v prefix)."

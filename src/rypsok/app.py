@@ -21,6 +21,7 @@ from rypsok.config.schema import Settings
 from rypsok.contract.responses import StatusResponse
 from rypsok.contract.tools import ContractSettings
 from rypsok.contract.vocabulary import Category, Outcome, ToolName
+from rypsok.egress.addresses import check_rules
 from rypsok.egress.gateway import Egress
 from rypsok.engines.catalog import ConfiguredEngine, EngineConfigError, resolve_engines
 from rypsok.fetch import Extractor
@@ -51,6 +52,11 @@ def load(cli_value: str | None) -> tuple[Settings, Path | None]:
     try:
         settings, path = load_settings(cli_value)
         resolve_engines(settings)
+        for key in ("allow", "deny"):
+            try:
+                check_rules(getattr(settings.egress, key))
+            except ValueError as exc:
+                raise ConfigError(f"invalid value for egress.{key}: {exc}") from None
     except (ConfigError, EngineConfigError) as exc:
         raise ConfigurationError(str(exc)) from None
     return settings, path

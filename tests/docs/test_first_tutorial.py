@@ -24,6 +24,10 @@ from typing import Any
 import jsonschema
 import pytest
 
+from rypsok.config.schema import Settings
+from rypsok.contract.vocabulary import Category
+from rypsok.engines.catalog import resolve_engines
+from rypsok.engines.registry import DRIVER_MODULES, load_driver
 from tests.fakes.http_server import Reply, fake_http_server
 from tests.support import ROOT, rypsok_client, write_config
 
@@ -31,6 +35,7 @@ pytestmark = pytest.mark.anyio
 EXAMPLES = ROOT / "examples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REGENERATE = os.environ.get("RYPSOK_DOCS_REGENERATE") == "1"
+ACTIVE = {e.engine_id for e in resolve_engines(Settings()) if e.active}
 
 
 def call_file(name: str) -> tuple[str, dict[str, Any]]:
@@ -71,10 +76,19 @@ async def test_req_doc_002_first_tutorial_runs_end_to_end(tmp_path: Path) -> Non
             body=(FIXTURES / "wikipedia-tide.json").read_bytes()
         )
         server.replies["/wd/api.php"] = Reply(body=(FIXTURES / "wikidata-tide.json").read_bytes())
+        # Any other general-category engine that would run with zero configuration (none
+        # today) is switched off, so the test can never reach the network.
+        others = "".join(
+            f"[engines.{e}]\nenabled = false\n"
+            for e in DRIVER_MODULES
+            if e not in ("wikipedia", "wikidata")
+            and Category.GENERAL in load_driver(e).admission.categories
+            and e in ACTIVE
+        )
         config = write_config(
             tmp_path,
             f'[engines.wikipedia]\nendpoint = "{server.url("/wp/{language}/api.php")}"\n'
-            f'[engines.wikidata]\nendpoint = "{server.url("/wd/api.php")}"\n',
+            f'[engines.wikidata]\nendpoint = "{server.url("/wd/api.php")}"\n' + others,
         )
         async with rypsok_client(config) as client:
             tools = (await client.list_tools()).tools

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -125,7 +124,6 @@ async def test_req_sec_019_limits_are_per_caller(server: RypsokHTTP) -> None:
         async with mcp_client(server.url, mode=mode, token=LIMITED) as client:
             result = await client.call_tool("web_search", {"query": "relativity"})
             reasons.append(_reason(result))
-    assert reasons[:2] != ["rate_limited", "rate_limited"]
     assert "rate_limited" not in reasons[:2]
     assert reasons[2] == "rate_limited"
     async with mcp_client(server.url, mode=MODERN, token=FULL) as client:
@@ -181,9 +179,3 @@ def _structured(result: Any) -> dict[str, Any]:
 def _reason(result: Any) -> str | None:
     error = _structured(result).get("error")
     return error.get("reason") if isinstance(error, dict) else None
-
-
-def test_caller_names_in_config_are_not_tokens(tmp_path: Path) -> None:
-    """The helper's configuration keeps tokens out of the file (by reference only)."""
-    config = http_config(tmp_path, http='[[http.callers]]\nname = "x"\ntoken_env = "X_TOKEN"')
-    assert "X_TOKEN" in config.read_text() and FULL not in config.read_text()

@@ -11,7 +11,6 @@ import json
 import socket
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx2
 import pytest
@@ -165,9 +164,3 @@ def test_req_sec_024_sessions_bounded(server: RypsokHTTP) -> None:
     assert fourth.status_code == 200
     refused = server.events("http_session_refused")
     assert refused and refused[0]["max_sessions"] == 2
-
-
-def test_http_config_helper_writes_bounds(tmp_path: Path) -> None:
-    """The bounds of these tests reach the configuration file."""
-    text = http_config(tmp_path, http="max_sessions = 2").read_text()
-    assert "max_sessions = 2" in text

@@ -26,11 +26,7 @@ TARGETS = sorted(p.stem.removeprefix("fuzz_") for p in FUZZ.glob("fuzz_*.py"))
 
 # Crash inputs of findings that are reported and not fixed yet (docs/security.md).
 OPEN_FINDINGS: dict[str, str] = {
-    "retry_after-sec01-superscript-two.bin": "SEC-01: parse_retry_after raises on U+00B2",
-    "engines-sec01-retry-after-429.bin": "SEC-01: a 429 with Retry-After U+00B2 breaks parse",
     "config-sec02-rule-accepted-then-refused.bin": "SEC-02: schema accepts a rule egress refuses",
-    "feeds-sec04-date-offset-overflow.bin": "SEC-04: iso_date lets OverflowError escape",
-    "html_pipeline-sec04-feed-date-overflow.bin": "SEC-04: a feed date ends the worker's job",
 }
 
 THR_OF_TARGET = {
@@ -115,7 +111,6 @@ def test_committed_crash_inputs(fuzz_path: Path, path: Path) -> None:
 
 
 @pytest.mark.req("REQ-CMP-002", "REQ-SEC-014")
-@pytest.mark.xfail(strict=True, reason="SEC-01: str.isdigit() accepts digits int() refuses")
 @pytest.mark.parametrize("value", ["\u00b2", "\u00b9\u00b3", "1\u00b2", "\u0663"])
 def test_sec01_retry_after_with_non_ascii_digits(value: str) -> None:
     """Retry-After is Latin-1 text: U+00B2 (superscript two) is a "digit" to str.isdigit()
@@ -148,7 +143,6 @@ def test_sec02_an_egress_rule_the_schema_accepts_builds_the_policy(rule: str) ->
 
 
 @pytest.mark.req("REQ-PAGE-006", "REQ-SEC-014")
-@pytest.mark.xfail(strict=True, reason="SEC-04: iso_date does not catch OverflowError")
 @pytest.mark.parametrize(
     "value",
     [

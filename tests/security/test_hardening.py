@@ -12,6 +12,7 @@ import io
 import json
 import logging
 import re
+import tokenize
 import tomllib
 import traceback
 from collections.abc import Callable, Iterator
@@ -80,14 +81,18 @@ def _unsafe_nodes(tree: ast.AST) -> Iterator[tuple[int, str]]:
                     yield node.lineno, "shell=True"
 
 
+_SKIPPED_TOKENS = frozenset(
+    getattr(tokenize, name)
+    for name in ("STRING", "COMMENT", "FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
+    if hasattr(tokenize, name)
+)
+
+
 def _code_lines(text: str) -> Iterator[tuple[int, str]]:
     """Lines of code without comments and string literals (docstrings mention the words)."""
-    strings: set[int] = set()
-    tokens = list(__import__("tokenize").generate_tokens(io.StringIO(text).readline))
     kept: dict[int, list[str]] = {}
-    for token in tokens:
-        if token.type in (3, 60, 61, 62, 63):  # STRING, COMMENT and the f-string parts
-            strings.add(token.start[0])
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in _SKIPPED_TOKENS:
             continue
         kept.setdefault(token.start[0], []).append(token.string)
     for number, parts in sorted(kept.items()):

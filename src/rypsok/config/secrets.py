@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import os
 from pathlib import Path
 from typing import Final
@@ -27,7 +28,10 @@ class Secret:
     __str__ = __repr__
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
+        # Constant time, so that no comparison ever leaks a prefix of the value.
+        return isinstance(other, Secret) and hmac.compare_digest(
+            other._value.encode(), self._value.encode()
+        )
 
     def __hash__(self) -> int:
         return hash(self._value)

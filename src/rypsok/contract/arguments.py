@@ -125,10 +125,11 @@ def _choice(args: Mapping[str, object], name: str, valid: tuple[str, ...]) -> st
     if value is None:
         return None
     if not isinstance(value, str) or value not in valid:
+        listed = ", ".join(valid)
+        if len(listed) > 200:  # the message stays within LIM-I4; detail has every value
+            listed = ", ".join(valid[:10]) + f" and {len(valid) - 10} more (see detail)"
         raise invalid_argument(
-            name,
-            f"Parameter {name} must be one of: {', '.join(valid)}.",
-            valid_values=list(valid),
+            name, f"Parameter {name} must be one of: {listed}.", valid_values=list(valid)
         )
     return value
 

@@ -301,6 +301,11 @@ def _normalize_network(network: IPNetwork) -> IPNetwork:
     return network
 
 
+def check_rules(rules: Iterable[str]) -> None:
+    """Raise ValueError when a rule is neither a CIDR nor a host name the policy accepts."""
+    _parse_rules(rules)
+
+
 def _parse_rules(rules: Iterable[str]) -> tuple[tuple[IPNetwork, ...], tuple[_NameRule, ...]]:
     networks: list[IPNetwork] = []
     names: list[_NameRule] = []

@@ -175,7 +175,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # "²".isdigit() is True, and int() refuses it
         seconds = float(int(value[:12]))
     else:
         try:

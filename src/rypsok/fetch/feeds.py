@@ -193,12 +193,15 @@ def iso_date(value: str) -> str | None:
         return None
     try:
         parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         try:
             parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
+        except (ValueError, OverflowError):
             return None
-    return parsed.isoformat()
+    try:
+        return parsed.isoformat()
+    except (ValueError, OverflowError):  # an offset or year out of range: no date
+        return None
 
 
 def _child(el: Any, *names: str) -> Any:

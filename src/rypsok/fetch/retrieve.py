@@ -217,7 +217,12 @@ class Retriever:
             return target
         location_url = target.url + (f"#{target.fragment}" if target.fragment else "")
         if len(location_url) > URL_MAX_CHARS:
-            location_url = target.url[:URL_MAX_CHARS]
+            # A cut URL names a resource the site never gave: withhold it (REQ-SEC-001).
+            raise _denied(
+                Reason.EGRESS_POLICY,
+                "The page redirects to another host with a URL longer than rypsok returns; "
+                "use another URL.",
+            )
         raise ToolFailure(
             ErrorKind.REDIRECTED,
             Reason.CROSS_HOST_REDIRECT,

@@ -29,6 +29,7 @@ from rypsok.logs import log_event
 PRODUCT_TOKEN = "rypsok"  # noqa: S105  # robots.txt product token, not a secret
 _MAX_ORIGINS = 1024  # bounded memory: least recently used origins are forgotten
 _MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
+UNREACHABLE_RETRY_S = 60.0
 
 Get = Callable[..., Awaitable[FetchedResponse]]
 """``get(url, *, accept, max_bytes, connect_timeout_s, total_timeout_s)``: the egress."""
@@ -99,6 +100,9 @@ class RobotsPolicy:
 
     async def _read(self, url: CheckedURL, deadline_s: float) -> _Verdicts:
         expires = self._clock.monotonic() + self._lifetime_s
+        # An unreachable verdict disallows (fail closed) but is kept briefly: one transient
+        # error, or a read cut short by a late call's deadline, must not close a site for LIM-F12.
+        retry = self._clock.monotonic() + min(UNREACHABLE_RETRY_S, self._lifetime_s)
         target = self._check(f"{url.scheme}://{url.host_header}/robots.txt")
         try:
             for _ in range(_MAX_REDIRECTS + 1):
@@ -117,18 +121,18 @@ class RobotsPolicy:
                     break
                 target = self._check(urljoin(target.url, location))
             else:
-                return _Verdicts(None, unreachable=True, expires=expires)
+                return _Verdicts(None, unreachable=True, expires=retry)
         except (EgressError, TimeoutError) as exc:
             # Unreachable (or refused by policy, or larger than LIM-F13): disallow, fail closed.
             reason = exc.reason.value if isinstance(exc, EgressError) else "timeout"
             log_event(
                 self._logger, logging.INFO, "robots_unreachable", host=url.host, reason=reason
             )
-            return _Verdicts(None, unreachable=True, expires=expires)
+            return _Verdicts(None, unreachable=True, expires=retry)
         status = response.status
         if 200 <= status < 300:
             text = response.body.decode("utf-8", errors="replace")
             return _Verdicts(Protego.parse(text), unreachable=False, expires=expires)
         if 400 <= status < 500:
             return _Verdicts(None, unreachable=False, expires=expires)
-        return _Verdicts(None, unreachable=True, expires=expires)
+        return _Verdicts(None, unreachable=True, expires=retry)
