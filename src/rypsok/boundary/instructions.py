@@ -98,8 +98,7 @@ _PATTERNS: Final[tuple[str, ...]] = (
     r"\n[ \t]*system[ \t]*:[ \t]*(?:you\b|ignore\b|from\s+now\b|new\s+instructions\b)",
 )
 
-# One alternation, so a text is scanned once rather than once per pattern.
-_DETECTOR: Final = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.MULTILINE)
+_DETECTORS: Final = tuple(re.compile(pattern, re.MULTILINE) for pattern in _PATTERNS)
 
 
 def is_instruction_like(text: str) -> bool:
@@ -112,4 +111,4 @@ def is_instruction_like(text: str) -> bool:
         text = unicodedata.normalize("NFKC", text)
     # The leading newline puts a line start in front of the first line, too.
     haystack = "\n" + text.lower()
-    return _DETECTOR.search(haystack) is not None
+    return any(detector.search(haystack) is not None for detector in _DETECTORS)

@@ -21,6 +21,11 @@ _WHITESPACE_RUN: Final = re.compile(
     "[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+"
 )
 
+# Whitespace that collapsing would change: any whitespace but the plain space, or two spaces.
+_NEEDS_COLLAPSE: Final = re.compile(
+    "[\t\n\x0b\x0c\r\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]|  "
+)
+
 # What a cut may leave dangling at the end: a space, a joiner whose right-hand partner was
 # cut away, or the first half of a surrogate pair.
 _DANGLING_END: Final = re.compile("[ \u200c\u200d\ud800-\udbff]+\\Z")
@@ -40,6 +45,9 @@ def decode_entities(text: str) -> tuple[str, bool]:
 
 def collapse_whitespace(text: str) -> tuple[str, bool]:
     """Turn every run of whitespace (tabs and newlines included) into one space; trim ends."""
+    if _NEEDS_COLLAPSE.search(text) is None:  # the common case: single spaces only
+        collapsed = text.strip(" ")
+        return collapsed, collapsed != text
     collapsed = _WHITESPACE_RUN.sub(" ", text).strip(" ")
     return collapsed, collapsed != text
 

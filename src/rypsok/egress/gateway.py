@@ -121,6 +121,11 @@ def _positive(*values: float) -> None:
         raise ValueError("timeouts and byte bounds must be positive")
 
 
+# Connections kept per engine origin: above the per-engine concurrency cap (LIM-C2), so that
+# two engines on one origin (brave, brave_news) never wait on each other for a connection.
+ENGINE_CONNECTIONS_PER_ORIGIN = 16
+
+
 class Egress:
     """The only code in rypsok that opens sockets.
 
@@ -150,22 +155,14 @@ class Egress:
         self._fetch_ports = FETCH_PORTS | frozenset(settings.fetch.ports)
         self._ssl = require_verifying(ssl_context) if ssl_context else default_ssl_context()
         self._backend = PinnedBackend()
-        # One pool per trust level, so a connection opened for an explicitly configured
-        # endpoint is never reused for a request that must pass the full policy.
-        self._pools = {
-            explicit: httpcore2.AsyncConnectionPool(
-                ssl_context=self._ssl,
-                proxy=None,
-                max_connections=settings.search.requests_in_flight,
-                max_keepalive_connections=min(32, settings.search.requests_in_flight),
-                keepalive_expiry=ENGINE_KEEPALIVE_S,
-                http1=True,
-                http2=False,
-                retries=0,
-                network_backend=self._backend,
-            )
-            for explicit in (False, True)
-        }
+        # One pool per trust level and origin: a connection opened for an explicitly configured
+        # endpoint is never reused for a request that must pass the full policy, and a request
+        # only looks at its own origin's few connections (httpcore checks every pooled
+        # connection with a system call per request). Origins are bounded by configuration.
+        self._pools: dict[tuple[bool, tuple[str, str, int]], httpcore2.AsyncConnectionPool] = {}
+        self._pool_size = max(
+            1, min(ENGINE_CONNECTIONS_PER_ORIGIN, settings.search.requests_in_flight)
+        )
         self._closed = False
 
     # --- checks without network -------------------------------------------------------------
@@ -354,6 +351,25 @@ class Egress:
             headers.append(("Content-Length", str(len(request.body or b""))))
         return headers
 
+    def _pool_for(
+        self, explicit: bool, origin: tuple[str, str, int]
+    ) -> httpcore2.AsyncConnectionPool:
+        pool = self._pools.get((explicit, origin))
+        if pool is None:
+            pool = httpcore2.AsyncConnectionPool(
+                ssl_context=self._ssl,
+                proxy=None,
+                max_connections=self._pool_size,
+                max_keepalive_connections=self._pool_size,
+                keepalive_expiry=ENGINE_KEEPALIVE_S,
+                http1=True,
+                http2=False,
+                retries=0,
+                network_backend=self._backend,
+            )
+            self._pools[(explicit, origin)] = pool
+        return pool
+
     async def engine_request(
         self,
         request: EngineRequest,
@@ -410,7 +426,7 @@ class Egress:
         trusted = self._judge(url, trusted=explicit_endpoint)
         headers = self._engine_headers(request, url)
         result = await self._run(
-            self._pools[explicit_endpoint],
+            self._pool_for(explicit_endpoint, url.origin),
             method=request.method,
             url=url,
             headers=headers,
