@@ -267,6 +267,9 @@ async def _serve_stdio(settings: Settings, logger: logging.Logger) -> None:
     from rypsok.mcp.server import build_server
     from rypsok.mcp.stdio import serve_stdio
 
-    async with runtime(settings, logger) as services:
+    metrics = Metrics()
+    async with runtime(settings, logger, metrics=metrics) as services:
         server = build_server(services, structured_content=settings.service.structured_content)
         await serve_stdio(server, logger)
+    # Over stdio the counters leave the process through this line (REQ-OBS-007/008).
+    log_event(logger, logging.INFO, "metrics", **metrics.snapshot())

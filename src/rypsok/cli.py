@@ -30,12 +30,15 @@ def _parser() -> argparse.ArgumentParser:
         prog="rypsok", description="Meta-search and page fetch for AI agents, over MCP."
     )
     parser.add_argument("--version", action="version", version=f"rypsok {__version__}")
+    config_help = "TOML configuration (or RYPSOK_CONFIG)"
+    # --config is accepted before or after the command; after it wins.
+    parser.add_argument("--config", metavar="FILE", help=config_help)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     serve = commands.add_parser("serve", help="serve MCP over stdio (default) or Streamable HTTP")
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
-    serve.add_argument("--config", metavar="FILE", help="TOML configuration (or RYPSOK_CONFIG)")
+    serve.add_argument("--config", metavar="FILE", help=config_help, default=argparse.SUPPRESS)
     check = commands.add_parser("check", help="validate the configuration and show what would run")
-    check.add_argument("--config", metavar="FILE", help="TOML configuration (or RYPSOK_CONFIG)")
+    check.add_argument("--config", metavar="FILE", help=config_help, default=argparse.SUPPRESS)
     return parser
 
 

@@ -90,10 +90,10 @@ def test_unicode_rules_match_the_ascii_host(rule: str, host: str) -> None:
     ("rule", "message"),
     [
         ("   ", "an egress rule is empty"),
-        ("a..b", "neither a CIDR nor a host name"),
-        ("user@example.org", "neither a CIDR nor a host name"),
-        ("example.org:8080", "neither a CIDR nor a host name"),
-        ("exa\u2029mple.org", "neither a CIDR nor a host name"),
+        ("a..b", "an egress rule is neither a CIDR nor a host name"),
+        ("user@example.org", "an egress rule is neither a CIDR nor a host name"),
+        ("example.org:8080", "an egress rule is neither a CIDR nor a host name"),
+        ("exa\u2029mple.org", "an egress rule is neither a CIDR nor a host name"),
     ],
 )
 def test_malformed_rules_are_refused_with_a_reason(rule: str, message: str) -> None:
@@ -101,8 +101,9 @@ def test_malformed_rules_are_refused_with_a_reason(rule: str, message: str) -> N
 
     Proves THR-30.
     """
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError) as refused:
         AddressPolicy(deny=[rule])
+    assert str(refused.value) == message
 
 
 # --- transition addresses and allow rules -----------------------------------------------------

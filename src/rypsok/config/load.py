@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import tomllib
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from rypsok.config.schema import SCHEMA_VERSION, Settings
 
@@ -74,11 +75,33 @@ def _find_inline_secret(data: Mapping[str, Any], prefix: str = "") -> str | None
     return None
 
 
+def _valid_keys(location: tuple[int | str, ...]) -> list[str]:
+    """The keys of the table at ``location`` in the schema (for an unknown-key message)."""
+    model: type[BaseModel] = Settings
+    parts = list(location)
+    while parts:
+        part = parts.pop(0)
+        if isinstance(part, int):
+            continue  # an index into an array of tables
+        field = model.model_fields.get(part)
+        if field is None:
+            break
+        # A table, a dict of tables (engines.<id>) or an array of tables (http.callers).
+        for candidate in (field.annotation, *typing.get_args(field.annotation)):
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                model = candidate
+                if typing.get_origin(field.annotation) is dict and parts:
+                    parts.pop(0)  # the engine identifier
+                break
+    return list(model.model_fields)
+
+
 def _describe(error: ValidationError) -> str:
     first = error.errors()[0]
     key = ".".join(str(p) for p in first["loc"]) or "(top level)"
     if first["type"] == "extra_forbidden":
-        return f"unknown key {key}; see docs/configuration.md for the valid keys"
+        valid = _valid_keys(first["loc"][:-1])
+        return f"unknown key {key}; valid keys here are: {', '.join(valid)}"
     message = first["msg"].removeprefix("Value error, ")
     return f"invalid value for {key}: {message}"
 

@@ -51,8 +51,6 @@ class Reason(StrEnum):
     DNS_FAILURE = "dns_failure"
     CONNECTION_FAILED = "connection_failed"
     CAPACITY = "capacity"
-    TOOL_DISABLED = "tool_disabled"
-    NOT_YET_AVAILABLE = "not_yet_available"
     INTERNAL = "internal"
     # redirected
     CROSS_HOST_REDIRECT = "cross_host_redirect"

@@ -72,7 +72,12 @@ def resolve_engines(settings: Settings) -> list[ConfiguredEngine]:
                 else ("off by default; set enabled = true")
             )
         elif record.key == "required" and credential is None:
-            reason = f"no key; set engines.{engine_id}.api_key_env or api_key_file"
+            if entry and entry.api_key_env:
+                reason = f"no key: environment variable {entry.api_key_env} is unset or empty"
+            elif entry and entry.api_key_file:
+                reason = f"no key: the file {entry.api_key_file} is empty"
+            else:
+                reason = f"no key; set engines.{engine_id}.api_key_env or api_key_file"
         endpoint = entry.endpoint if entry and entry.endpoint else record.endpoint
         engines.append(
             ConfiguredEngine(

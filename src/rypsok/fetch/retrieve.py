@@ -51,7 +51,7 @@ def _denied(reason: Reason, message: str) -> ToolFailure:
     return ToolFailure(ErrorKind.DENIED, reason, message)
 
 
-def _policy_failure(error: EgressError) -> ToolFailure:
+def _policy_failure(error: EgressError, *, limit_bytes: int | None = None) -> ToolFailure:
     """The tool error of an egress refusal or failure; never names a resolved address."""
     reason = error.reason
     if reason == EgressReason.INVALID_URL:
@@ -89,6 +89,7 @@ def _policy_failure(error: EgressError) -> ToolFailure:
             ErrorKind.TOO_LARGE,
             Reason.BODY_TOO_LARGE,
             "The page is larger than rypsok reads; use another URL.",
+            ErrorDetail(limit_bytes=limit_bytes),
         )
     if reason == EgressReason.DNS_FAILURE:
         return ToolFailure(
@@ -148,7 +149,7 @@ class Retriever:
         try:
             return self._egress.check_url(url, allow_http=True)
         except EgressError as error:
-            raise _policy_failure(error) from None
+            raise _policy_failure(error, limit_bytes=self._settings.max_body_bytes) from None
 
     def _upgrade(self, url: CheckedURL) -> CheckedURL:
         port = "" if url.port == 80 else f":{url.port}"
@@ -262,7 +263,7 @@ class Retriever:
                     "The http URL could not be fetched over https, and "
                     "plain http is not allowed; use another URL.",
                 ) from None
-            raise _policy_failure(error) from None
+            raise _policy_failure(error, limit_bytes=self._settings.max_body_bytes) from None
         log_event(
             self._logger,
             logging.INFO,

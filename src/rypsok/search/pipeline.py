@@ -198,7 +198,7 @@ class SearchPipeline:
         started = time.monotonic()
         recorded = False
         try:
-            outcome = await self._request(engine, query, phase_end, admission, started)
+            outcome = await self._request(engine, query, phase_end, admission, started, context)
             recorded = True
             return outcome
         finally:
@@ -221,6 +221,7 @@ class SearchPipeline:
         phase_end: float,
         admission: Admission,
         started: float,
+        context: CallContext,
     ) -> EngineOutcome:
         engine_id = engine.engine_id
         search = self._settings.search
@@ -270,6 +271,7 @@ class SearchPipeline:
             self._logger,
             logging.INFO,
             "engine_failed",
+            request_id=context.request_id,
             engine=engine_id,
             failure=failure_class.value,
             duration_ms=round(latency_ms, 1),
