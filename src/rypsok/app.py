@@ -231,6 +231,7 @@ async def runtime(
                 limiter=limiter,
                 metrics=metrics,
                 logger=logger,
+                log_arguments=settings.service.log_queries,
             )
         finally:
             with anyio.CancelScope(shield=True):

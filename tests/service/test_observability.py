@@ -51,3 +51,28 @@ async def test_req_obs_007_refused_calls_counted_per_tool_and_reason() -> None:
     assert calls[2]["outcome"] == "ok" and isinstance(calls[2]["duration_ms"], float)
     assert all(len(c["request_id"]) == 16 for c in calls)
     assert "secret words" not in json.dumps(lines.lines)
+
+
+async def test_req_priv_004_query_logging_only_by_explicit_choice() -> None:
+    """REQ-PRIV-004, REQ-TEST-008, LIM-P3: query text is logged only when the operator set
+    service.log_queries and the level is debug; a credential in it is masked even then."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    outputs = {}
+    for chosen in (False, True):
+        lines = Lines()
+        logger = logging.getLogger(f"rypsok.test.querylog.{chosen}")
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(lines)
+        settings = parse_settings(
+            {
+                "schema_version": 1,
+                "service": {"log_queries": chosen},
+                "privacy": {"credential_check": "off"},
+            }
+        )
+        async with runtime(settings, logger) as services:
+            await services.call("web_search", {"query": f"tide tables {token}", "max_results": 0})
+        outputs[chosen] = json.dumps(lines.lines)
+    assert "tide tables" not in outputs[False]
+    assert "tide tables" in outputs[True]
+    assert token not in outputs[True] and "[REDACTED]" in outputs[True]

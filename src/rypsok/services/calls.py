@@ -38,6 +38,7 @@ from rypsok.contract.vocabulary import ErrorKind, Outcome, Reason, ToolName
 from rypsok.health.invocation import InvocationLimits
 from rypsok.health.metrics import Metrics
 from rypsok.logs import log_event
+from rypsok.privacy import find_credentials, mask
 
 SearchHandler = Callable[[SearchArguments, CallContext], Awaitable[SearchResponse]]
 FetchHandler = Callable[[FetchArguments, CallContext], Awaitable[FetchResponse]]
@@ -69,6 +70,7 @@ class Services:
         limiter: InvocationLimits,
         metrics: Metrics,
         logger: logging.Logger,
+        log_arguments: bool = False,
     ) -> None:
         self.contract = contract
         self._search = search
@@ -77,6 +79,9 @@ class Services:
         self._limiter = limiter
         self._metrics = metrics
         self._logger = logger
+        # Query text and URLs are logged only when the operator chose it (LIM-P3) and the
+        # log level is debug; credentials in them are masked even then (REQ-PRIV-004).
+        self._log_arguments = log_arguments and logger.isEnabledFor(logging.DEBUG)
         self._definitions = tool_definitions(contract)
         self._names = {d.name.value for d in self._definitions}
 
@@ -118,6 +123,8 @@ class Services:
                     f"Too many {name} calls this minute; retry after {decision.retry_after_ms} ms.",
                     ErrorDetail(retry_after_ms=decision.retry_after_ms),
                 )
+            if self._log_arguments:
+                self._log_call_arguments(name, arguments or {}, request_id)
             context = CallContext(request_id=request_id, caller=caller)
             response = await self._dispatch(name, arguments or {}, context)
         except ToolFailure as failure:
@@ -143,6 +150,22 @@ class Services:
         # URL of this call outlives it (REQ-LIFE-002, REQ-PRIV-003).
         urllib.parse.clear_cache()  # type: ignore[attr-defined]  # exists, untyped in typeshed
         return self._finish(name, response, request_id, started)
+
+    def _log_call_arguments(
+        self, name: str, arguments: Mapping[str, object], request_id: str
+    ) -> None:
+        shown = {
+            key: mask(value, find_credentials(value)) if isinstance(value, str) else value
+            for key, value in arguments.items()
+        }
+        log_event(
+            self._logger,
+            logging.DEBUG,
+            "call_arguments",
+            request_id=request_id,
+            tool=name,
+            arguments=shown,
+        )
 
     async def _dispatch(
         self, name: str, arguments: Mapping[str, object], context: CallContext
