@@ -1,9 +1,10 @@
 """Fuzz target: configuration parsing (REQ-CFG-001/004, REQ-MAIN-003; THR-30).
 
 Any text through ``tomllib`` and then ``parse_settings``, the function ``load_settings`` uses.
-Invariants: no exception but ``tomllib.TOMLDecodeError`` and ``ConfigError``; a configuration
-that validates also builds the egress address policy from its rules (a rule the schema
-accepts but the egress component refuses would fail at start, after validation said yes).
+Invariants: no exception but ``tomllib.TOMLDecodeError`` and ``ConfigError``; egress rules of a
+configuration that validates are either refused by the start-up check ``rypsok.app.load``
+applies (``check_rules``, a ConfigError naming the key) or build the address policy (a rule
+that passed both and still failed ``Egress`` would end the start with a traceback: SEC-02).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from _harness import Input, check, instrumented, main
 
 with instrumented():
     from rypsok.config.load import ConfigError, parse_settings
-    from rypsok.egress.addresses import AddressPolicy
+    from rypsok.egress.addresses import AddressPolicy, check_rules
 
 _HEADS = (
     "",
@@ -42,9 +43,14 @@ def test_one_input(data: bytes) -> None:
         check(len(str(error)) < 4096, "unbounded configuration error message")
         return
     try:
+        check_rules(settings.egress.allow)
+        check_rules(settings.egress.deny)
+    except ValueError:
+        return  # refused at start with a ConfigError naming egress.allow or egress.deny
+    try:
         AddressPolicy(allow=settings.egress.allow, deny=settings.egress.deny)
     except ValueError as error:
-        check(False, f"validated egress rules refused by the egress component: {error}")
+        check(False, f"checked egress rules refused by the egress component: {error}")
 
 
 if __name__ == "__main__":

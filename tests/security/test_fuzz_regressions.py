@@ -25,9 +25,7 @@ CRASHES = Path(__file__).resolve().parent / "crashes"
 TARGETS = sorted(p.stem.removeprefix("fuzz_") for p in FUZZ.glob("fuzz_*.py"))
 
 # Crash inputs of findings that are reported and not fixed yet (docs/security.md).
-OPEN_FINDINGS: dict[str, str] = {
-    "config-sec02-rule-accepted-then-refused.bin": "SEC-02: schema accepts a rule egress refuses",
-}
+OPEN_FINDINGS: dict[str, str] = {}
 
 THR_OF_TARGET = {
     "addresses": "THR-03",
@@ -124,22 +122,21 @@ def test_sec01_retry_after_with_non_ascii_digits(value: str) -> None:
 
 
 @pytest.mark.req("REQ-CFG-005")
-@pytest.mark.xfail(strict=True, reason="SEC-02: the schema accepts rules the egress refuses")
 @pytest.mark.parametrize("rule", ["a..b", "%41.example"])
-def test_sec02_an_egress_rule_the_schema_accepts_builds_the_policy(rule: str) -> None:
-    """A deny rule that passes configuration validation must not fail later, at start,
-    with a traceback instead of a ConfigError that names the key.
+def test_sec02_an_egress_rule_the_egress_refuses_is_a_configuration_error(
+    rule: str, tmp_path: Path
+) -> None:
+    """A rule the schema accepts but the egress component refuses ends the start with a
+    configuration error naming the key, never a traceback from ``Egress``.
 
     Proves THR-30.
     """
-    from rypsok.config.load import ConfigError, parse_settings
-    from rypsok.egress.addresses import AddressPolicy
+    from rypsok.app import ConfigurationError, load
 
-    try:
-        settings = parse_settings({"schema_version": 1, "egress": {"deny": [rule]}})
-    except ConfigError:
-        return  # refused at validation, naming the key: the contract holds
-    AddressPolicy(allow=settings.egress.allow, deny=settings.egress.deny)
+    config = tmp_path / "rypsok.toml"
+    config.write_text(f'schema_version = 1\n[egress]\ndeny = ["{rule}"]\n', encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"egress\.deny"):
+        load(str(config))
 
 
 @pytest.mark.req("REQ-PAGE-006", "REQ-SEC-014")

@@ -348,6 +348,7 @@ async def _serve(
             )
             servers.append(_Server(metrics_config))
         async with anyio.create_task_group() as group:
+            group.start_soon(services.warm_up)  # the core loads while the listener starts
 
             async def drain() -> None:
                 # Calls in flight get DRAIN_S to finish, then are ended, each with its

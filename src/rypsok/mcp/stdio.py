@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -38,8 +39,16 @@ def _exit_soon() -> None:
     timer.start()
 
 
-async def serve_stdio(server: Server[Any], logger: logging.Logger) -> None:
-    """Serve one stdio connection until end of input or a termination signal."""
+async def serve_stdio(
+    server: Server[Any],
+    logger: logging.Logger,
+    warm_up: Callable[[], Coroutine[Any, Any, None]] | None = None,
+) -> None:
+    """Serve one stdio connection until end of input or a termination signal.
+
+    ``warm_up`` runs beside the connection from the start, so the host's first messages are
+    answered without waiting for the core to load.
+    """
     async with anyio.create_task_group() as group:
 
         async def watch_signals() -> None:
@@ -51,6 +60,8 @@ async def serve_stdio(server: Server[Any], logger: logging.Logger) -> None:
                     return
 
         group.start_soon(watch_signals)
+        if warm_up is not None:
+            group.start_soon(warm_up)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         log_event(logger, logging.INFO, "shutdown", cause="end_of_input")

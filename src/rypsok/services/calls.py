@@ -38,7 +38,6 @@ from rypsok.contract.vocabulary import ErrorKind, Outcome, Reason, ToolName
 from rypsok.health.invocation import InvocationLimits
 from rypsok.health.metrics import Metrics
 from rypsok.logs import log_event
-from rypsok.privacy import find_credentials, mask
 
 SearchHandler = Callable[[SearchArguments, CallContext], Awaitable[SearchResponse]]
 FetchHandler = Callable[[FetchArguments, CallContext], Awaitable[FetchResponse]]
@@ -71,6 +70,7 @@ class Services:
         metrics: Metrics,
         logger: logging.Logger,
         log_arguments: bool = False,
+        warm_up: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.contract = contract
         self._search = search
@@ -79,11 +79,22 @@ class Services:
         self._limiter = limiter
         self._metrics = metrics
         self._logger = logger
+        self._warm_up = warm_up
         # Query text and URLs are logged only when the operator chose it (LIM-P3) and the
         # log level is debug; credentials in them are masked even then (REQ-PRIV-004).
         self._log_arguments = log_arguments and logger.isEnabledFor(logging.DEBUG)
         self._definitions = tool_definitions(contract)
         self._names = {d.name.value for d in self._definitions}
+
+    async def warm_up(self) -> None:
+        """Prepare the core ahead of the first call; failures are left to that call."""
+        if self._warm_up is not None:
+            try:
+                await self._warm_up()
+            except Exception as exc:  # the first call will meet it again, and report it
+                log_event(
+                    self._logger, logging.WARNING, "warm_up_failed", exception=type(exc).__name__
+                )
 
     def tools(self, permitted: frozenset[str] | None = None) -> list[ToolDefinition]:
         """The tool definitions in their fixed order, restricted to a caller's tools if given."""
@@ -154,6 +165,8 @@ class Services:
     def _log_call_arguments(
         self, name: str, arguments: Mapping[str, object], request_id: str
     ) -> None:
+        from rypsok.privacy import find_credentials, mask
+
         shown = {
             key: mask(value, find_credentials(value)) if isinstance(value, str) else value
             for key, value in arguments.items()
