@@ -154,7 +154,7 @@ class Services:
                     ErrorKind.UNAVAILABLE,
                     Reason.INTERNAL,
                     "rypsok failed while serving this call; retrying may help. The operator "
-                    "can find the request id in the log.",
+                    "finds the failure in the log as call_failed_internally.",
                 ).body
             )
         # urllib.parse keeps the last URLs it split in a process-wide cache; drop them so no
