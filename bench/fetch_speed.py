@@ -12,8 +12,9 @@ Every page is a distinct URL (no cache is involved). Two passes per size:
 
 * sequential, one call at a time: wall time per call (median, p90), and CPU per page of
   rypsok's process (``RUSAGE_SELF``, all its threads) and of its worker processes (see
-  bench/fetch_common.py: live children from /proc/<pid>/stat plus ``RUSAGE_CHILDREN`` for
-  reaped ones), summed over the pass and divided by the pages;
+  bench/fetch_common.py: live descendants from /proc/<pid>/stat plus ``RUSAGE_CHILDREN`` for
+  reaped ones), taken around each call, summed over the pass and divided by the pages
+  (per-call values are in clock ticks of 10 ms; the sum is what is reported);
 * concurrent, ``--concurrency`` calls at once over distinct loopback hosts: pages/s and MB/s.
 
 The workers are started and warmed before the passes (``Extractor.start()`` plus a few calls),
@@ -24,7 +25,11 @@ References, same pages, same run:
 * ``trafilatura.extract(html, output_format="markdown")`` in this process on the decoded page
   (CPU and wall per page) -- the target is the whole pipeline within 1.3x of it;
 * rypsok's own extraction job (``rypsok.fetch.pipeline.run``) in this process, no containment,
-  no network: what the containment and the service around it add;
+  no network: what the containment and the service around it add.
+
+Both run on each page right after rypsok's call for it in the sequential pass (interleaved, so
+that the varying load of a shared machine weighs on all three alike); their CPU is not part of
+rypsok's, which is measured per call.
 * the official fetch server (``mcp-server-fetch``) in its own virtual environment
   (bench/fetch_reference.py): its conversion ``extract_content_from_html`` on the same
   decoded pages, and its whole ``fetch_url`` over loopback. ``--no-reference`` skips it.
@@ -72,7 +77,9 @@ def ms(x: float) -> float:
     return round(x * 1000, 2)
 
 
-async def rypsok_passes(port: int, server_pid: int, args: argparse.Namespace) -> list[dict]:
+async def rypsok_passes(
+    port: int, server_pid: int, args: argparse.Namespace, references: InProcess
+) -> list[dict]:
     rows: list[dict[str, Any]] = []
     exclude = {server_pid}
     async with rypsok(port, args.sandbox) as (services, extractor):
@@ -92,16 +99,21 @@ async def rypsok_passes(port: int, server_pid: int, args: argparse.Namespace) ->
             body_bytes = sum(len(article(size, seed)) for seed in range(n))
             started = extractor.pool.stats.started
             walls, errors, chars = [], 0, 0
-            cpu0, kids0, wall0 = self_cpu(), children_cpu(exclude), time.perf_counter()
+            cpu = kids = 0.0
             for seed in range(n):
-                t0 = time.perf_counter()
+                kids0 = children_cpu(exclude)
+                cpu0, t0 = self_cpu(), time.perf_counter()
                 data = await call(page_url(port, size, seed))
                 walls.append(time.perf_counter() - t0)
+                cpu += self_cpu() - cpu0
+                kids += children_cpu(exclude) - kids0
                 if data.get("outcome") != "ok":
                     errors += 1
                 chars += len(data.get("content", ""))
-            wall = time.perf_counter() - wall0
-            cpu, kids = self_cpu() - cpu0, children_cpu(exclude) - kids0
+                # The in-process references on the same page right after, so that the load
+                # of the shared machine weighs on both alike.
+                references.measure(label, size, seed)
+            wall = sum(walls)
             rows.append(
                 {
                     "system": "rypsok web_fetch",
@@ -158,45 +170,57 @@ async def rypsok_passes(port: int, server_pid: int, args: argparse.Namespace) ->
     return rows
 
 
-def in_process_references(args: argparse.Namespace) -> list[dict[str, Any]]:
-    import trafilatura
+class InProcess:
+    """trafilatura.extract and rypsok's extraction job, in this process, page by page."""
 
-    from rypsok.fetch.pipeline import run
+    def __init__(self) -> None:
+        import trafilatura
 
-    rows = []
-    trafilatura.extract("<html><body><p>warm up</p></body></html>", output_format="markdown")
-    for label, size in SIZES.items():
-        n = args.pages[label]
-        traf_cpu, traf_wall, own_cpu, own_wall, methods = [], [], [], [], set()
-        for seed in range(n):
-            body = article(size, seed)
-            html = body.decode("utf-8")
-            c0, w0 = self_cpu(), time.perf_counter()
-            trafilatura.extract(html, output_format="markdown")
-            traf_wall.append(time.perf_counter() - w0)
-            traf_cpu.append(self_cpu() - c0)
-            c0, w0 = self_cpu(), time.perf_counter()
-            job = {"content_type": "text/html; charset=utf-8", "url": page_url(0, size, seed)}
-            methods.add(run(job, body).method)
-            own_wall.append(time.perf_counter() - w0)
-            own_cpu.append(self_cpu() - c0)
-        for name, cpu, wall in (
-            ("trafilatura.extract (direct, reference)", traf_cpu, traf_wall),
-            ("rypsok extraction job in process (no containment)", own_cpu, own_wall),
-        ):
-            row = {
-                "system": name,
-                "run": "sequential",
-                "size": label,
-                "pages": n,
-                "wall_ms_median": ms(statistics.median(wall)),
-                "wall_ms_p90": ms(pct(wall, 0.9)),
-                "cpu_ms_per_page_total": ms(sum(cpu) / n),
-            }
-            if name.startswith("rypsok"):
-                row["method"] = ",".join(sorted(methods))
-            rows.append(row)
-    return rows
+        from rypsok.fetch.pipeline import run
+
+        self._extract = trafilatura.extract
+        self._run = run
+        self._extract("<html><body><p>warm up</p></body></html>", output_format="markdown")
+        self.samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        self.methods: dict[str, set[str]] = {}
+
+    def measure(self, label: str, size: int, seed: int) -> None:
+        body = article(size, seed)
+        html = body.decode("utf-8")
+        c0, w0 = self_cpu(), time.perf_counter()
+        self._extract(html, output_format="markdown")
+        self._add("trafilatura", label, c0, w0)
+        c0, w0 = self_cpu(), time.perf_counter()
+        job = {"content_type": "text/html; charset=utf-8", "url": page_url(0, size, seed)}
+        self.methods.setdefault(label, set()).add(self._run(job, body).method)
+        self._add("rypsok", label, c0, w0)
+
+    def _add(self, which: str, label: str, cpu0: float, wall0: float) -> None:
+        wall = time.perf_counter() - wall0
+        self.samples.setdefault((which, label), []).append((self_cpu() - cpu0, wall))
+
+    def rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for label in SIZES:
+            for which, name in (
+                ("trafilatura", "trafilatura.extract (direct, reference)"),
+                ("rypsok", "rypsok extraction job in process (no containment)"),
+            ):
+                samples = self.samples[(which, label)]
+                wall = [w for _, w in samples]
+                row = {
+                    "system": name,
+                    "run": "sequential",
+                    "size": label,
+                    "pages": len(samples),
+                    "wall_ms_median": ms(statistics.median(wall)),
+                    "wall_ms_p90": ms(pct(wall, 0.9)),
+                    "cpu_ms_per_page_total": ms(sum(c for c, _ in samples) / len(samples)),
+                }
+                if which == "rypsok":
+                    row["method"] = ",".join(sorted(self.methods[label]))
+                rows.append(row)
+        return rows
 
 
 def reference_python(venv: Path) -> Path:
@@ -282,9 +306,10 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"benchmark": "fetch_speed", "machine": machine()}
     with page_server() as (port, server):
-        rows = await rypsok_passes(port, server.pid, args)
+        references = InProcess()
+        rows = await rypsok_passes(port, server.pid, args, references)
         result["rypsok"] = rows.pop(0)
-        rows += in_process_references(args)
+        rows += references.rows()
         if not args.no_reference:
             rows += official_reference(args, port)
     result["rows"] = rows
@@ -307,9 +332,7 @@ def main() -> int:
         default="auto",
         help="[fetch] sandbox (auto: bubblewrap when on PATH, as in production)",
     )
-    parser.add_argument(
-        "--reference-pages", type=int, default=8, help="at most this many per size"
-    )
+    parser.add_argument("--reference-pages", type=int, default=8, help="at most this many per size")
     parser.add_argument(
         "--reference-venv",
         type=Path,

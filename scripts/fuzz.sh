@@ -64,7 +64,11 @@ SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/rypsok-fuzz.XXXXXX")
 ARTIFACTS="${FUZZ_ARTIFACTS:-$SCRATCH/artifacts}"
 mkdir -p "$ARTIFACTS"
 if [ "$STRICT" = 1 ]; then KNOWN=""; else KNOWN="$ROOT/fuzz/known-crashes.txt"; fi
-engine=$("$PY" -c 'import atheris' 2>/dev/null && echo atheris || echo "fallback (atheris not installed)")
+if [ "${RYPSOK_FUZZ_ENGINE:-}" = fallback ]; then
+    engine="fallback (RYPSOK_FUZZ_ENGINE=fallback)"
+else
+    engine=$("$PY" -c 'import atheris' 2>/dev/null && echo atheris || echo "fallback (atheris not installed)")
+fi
 echo "fuzzing ${#TARGETS[@]} targets, ${SECONDS_PER_TARGET} s each, ${JOBS} at a time, engine: $engine"
 [ "$STRICT" = 1 ] && echo "strict: known crashes are not skipped"
 

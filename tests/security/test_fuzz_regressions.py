@@ -156,3 +156,19 @@ def test_sec04_feed_dates_out_of_range_are_ignored(value: str) -> None:
     from rypsok.fetch.feeds import iso_date
 
     assert iso_date(value) is None
+
+
+@pytest.mark.req("REQ-SEC-001")
+@pytest.mark.parametrize("link", ["http:s//e.org/", "https:\x01x"])
+def test_sec11_feed_links_are_absolute_clean_urls(link: str) -> None:
+    """A feed link the caller receives is an absolute http(s) URL with a host and without
+    control characters, or no link at all.
+
+    Proves THR-21.
+    """
+    from rypsok.fetch.feeds import _link
+
+    value = _link(link, "https://example.org/feed.xml")
+    assert value is None or (
+        value.startswith(("http://", "https://")) and value.isprintable() and "//" in value
+    )

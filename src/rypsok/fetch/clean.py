@@ -199,11 +199,20 @@ def _drop(el: etree._Element) -> None:
     tail = el.tail
     if tail:
         previous = el.getprevious()
+        # lxml refuses to store characters XML cannot hold, which the HTML parser let in.
         if previous is not None:
-            previous.tail = (previous.tail or "") + tail
+            previous.tail = _xml_safe((previous.tail or "") + tail)
         else:
-            parent.text = (parent.text or "") + tail
+            parent.text = _xml_safe((parent.text or "") + tail)
     parent.remove(el)
+
+
+_XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_safe(text: str) -> str:
+    """``text`` without the characters lxml refuses to store (SEC-12)."""
+    return _XML_UNSAFE.sub("", text)
 
 
 @dataclass(slots=True)
@@ -412,7 +421,7 @@ def absolutize_links(root: etree._Element, base_url: str) -> None:
             # Link farms repeat targets; resolving each distinct target once keeps this linear.
             resolved[href] = _resolve(base_url, href)
         target = resolved[href]
-        if target is None:
+        if target is None or _XML_UNSAFE.search(target):
             del el.attrib["href"]
         elif target != href:
             el.set("href", target)

@@ -25,6 +25,7 @@ from lxml import etree
 
 from rypsok.fetch.clean import find_noise, remove_invisible
 from rypsok.fetch.parse import MAX_DEPTH, MAX_NODES, parse_html, text_of
+from rypsok.search.normalize import returned_url
 
 MAX_ITEMS = 100
 MAX_URL_CHARS = 2048  # LIM-F9
@@ -183,7 +184,9 @@ def _link(value: str | None, base: str) -> str | None:
         return None
     if scheme not in ("http", "https") or len(target) > MAX_URL_CHARS:
         return None
-    return target
+    # The same test as a search result's URL: a host web_fetch would accept, no control or
+    # white space characters, within the bound (SEC-11).
+    return returned_url(target, MAX_URL_CHARS)
 
 
 def iso_date(value: str) -> str | None:
