@@ -455,8 +455,9 @@ def heading_ids(root: etree._Element) -> list[tuple[str, tuple[str, ...]]]:
         if (
             parent is not None
             and parent.tag not in ("body", "html")
-            and len(parent)
-            and (parent[0] is h)
+            # The heading opens its parent. len(parent) walks every child: quadratic on a flat
+            # page with many headings; the previous sibling is one step.
+            and h.getprevious() is None
         ):
             anchor = _anchor_of(parent)
             if anchor:

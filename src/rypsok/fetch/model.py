@@ -66,9 +66,12 @@ class Extraction:
         event loop for large pages.
         """
         content = clean(self.content)
-        sections = (
-            index_sections(content, self.heading_ids) if self.kind is not MediaKind.TEXT else ()
-        )
+        if content == self.content:
+            sections = self.sections  # nothing moved: the worker's index still holds
+        else:
+            sections = (
+                index_sections(content, self.heading_ids) if self.kind is not MediaKind.TEXT else ()
+            )
         items = None
         if self.items is not None:
             items = tuple(
