@@ -13,7 +13,9 @@ The reference is installed into its own virtual environment on first use (from P
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -22,6 +24,9 @@ import time
 from pathlib import Path
 
 REFERENCE = "mcp-server-fetch==2026.10.24"
+# Both servers start as installed by pip, which compiles bytecode: a PYTHONDONTWRITEBYTECODE
+# in the caller's environment would make every start recompile rypsok's editable sources.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 MESSAGES = [
     {
         "jsonrpc": "2.0",
@@ -50,7 +55,7 @@ def measure(command: list[str]) -> tuple[float, float]:
     """Seconds to the tools/list answer, and idle RSS in MiB one second later."""
     started = time.perf_counter()
     proc = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV
     )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in MESSAGES))
@@ -107,6 +112,9 @@ def main() -> int:
     )
     parser.add_argument("--no-reference", action="store_true")
     args = parser.parse_args()
+    import rypsok
+
+    compileall.compile_dir(Path(rypsok.__file__).parent, quiet=1)
     results = [summarize("rypsok", [sys.executable, "-m", "rypsok", "serve"], args.runs)]
     if not args.no_reference:
         python = reference_python(args.reference_venv)

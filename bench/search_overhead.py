@@ -118,6 +118,7 @@ async def build_rypsok(base: str, concurrency: int) -> tuple[Services, Egress]:
             "schema_version": 1,
             "engines": entries,
             "service": {"calls_per_minute_web_search": 100_000, "log_level": "warning"},
+            "search": {"requests_in_flight": max(64, 3 * concurrency)},
         }
     )
     logger = logging.getLogger("rypsok.bench")

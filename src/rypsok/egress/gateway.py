@@ -121,9 +121,9 @@ def _positive(*values: float) -> None:
         raise ValueError("timeouts and byte bounds must be positive")
 
 
-# Connections kept per engine origin: above the per-engine concurrency cap (LIM-C2), so that
-# two engines on one origin (brave, brave_news) never wait on each other for a connection.
-ENGINE_CONNECTIONS_PER_ORIGIN = 16
+# Idle connections kept per engine origin: a request looks at each pooled connection, so keep
+# about the per-engine concurrency cap (LIM-C2) of two engines sharing an origin.
+ENGINE_KEEPALIVE_PER_ORIGIN = 8
 
 
 class Egress:
@@ -160,9 +160,9 @@ class Egress:
         # only looks at its own origin's few connections (httpcore checks every pooled
         # connection with a system call per request). Origins are bounded by configuration.
         self._pools: dict[tuple[bool, tuple[str, str, int]], httpcore2.AsyncConnectionPool] = {}
-        self._pool_size = max(
-            1, min(ENGINE_CONNECTIONS_PER_ORIGIN, settings.search.requests_in_flight)
-        )
+        # Concurrency is bounded by the provider limits (LIM-C1 for the process, LIM-C2 per
+        # engine); the pool only must not be the tighter bound.
+        self._pool_size = settings.search.requests_in_flight
         self._closed = False
 
     # --- checks without network -------------------------------------------------------------
@@ -360,7 +360,7 @@ class Egress:
                 ssl_context=self._ssl,
                 proxy=None,
                 max_connections=self._pool_size,
-                max_keepalive_connections=self._pool_size,
+                max_keepalive_connections=ENGINE_KEEPALIVE_PER_ORIGIN,
                 keepalive_expiry=ENGINE_KEEPALIVE_S,
                 http1=True,
                 http2=False,
