@@ -1,24 +1,16 @@
 """Brave Search API, web search (admission: docs/engines/brave.md).
 
-One GET to ``/res/v1/web/search`` with the operator's subscription token in the
-``X-Subscription-Token`` header. Brave publishes its plan limits on every answer as comma
-lists (``X-RateLimit-Limit: 1, 15000``, ``X-RateLimit-Reset: 1, 1419704``: per second, per
-month); a 429 waits for the reset of the window that ran out. An invalid token is answered
-with 422 ``SUBSCRIPTION_TOKEN_INVALID``, not only with 401.
+One GET to ``/res/v1/web/search``; the provider's rules (token header, language and
+country tables, rate-limit headers, error bodies) live in :mod:`rypsok.engines.brave_api`.
 """
 
 from __future__ import annotations
 
-import email.utils
-import json
-from collections.abc import Mapping
-from datetime import datetime
-from typing import Any, Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from typing import Final
 
-from rypsok.contract.vocabulary import Category, FailureClass, TimeRange
+from rypsok.contract.vocabulary import Category, FailureClass
+from rypsok.engines import brave_api
 from rypsok.engines.base import (
-    MAX_RETRY_AFTER_S,
     AdmissionRecord,
     EngineFailure,
     EngineQuery,
@@ -27,47 +19,9 @@ from rypsok.engines.base import (
     RateLimit,
     RawResult,
     load_json,
-    parse_retry_after,
 )
 
-# rypsok language (primary subtag) -> Brave ``search_lang``. Brave's Language enum is not plain
-# ISO 639-1: Japanese is ``jp``, Chinese and Portuguese exist only as script/regional variants.
-_PLAIN_LANGS: Final = (
-    "ar", "eu", "bn", "bg", "ca", "hr", "cs", "da", "nl", "en", "et", "fi", "fr", "gl", "de",
-    "el", "gu", "he", "hi", "hu", "is", "it", "kn", "ko", "lv", "lt", "ms", "ml", "mr", "nb",
-    "pl", "pa", "ro", "ru", "sr", "sk", "sl", "es", "sv", "ta", "te", "th", "tr", "uk", "vi",
-)  # fmt: skip
-_SEARCH_LANG: Final[dict[str, str]] = {
-    **{code: code for code in _PLAIN_LANGS},
-    "ja": "jp",
-    "no": "nb",
-    "zh": "zh-hans",
-    "pt": "pt-br",
-}
-# Full tags that pick one of Brave's regional or script variants.
-_SEARCH_LANG_TAGS: Final[dict[str, str]] = {
-    "en-gb": "en-gb",
-    "pt-br": "pt-br",
-    "pt-pt": "pt-pt",
-    "zh-hans": "zh-hans",
-    "zh-cn": "zh-hans",
-    "zh-sg": "zh-hans",
-    "zh-hant": "zh-hant",
-    "zh-tw": "zh-hant",
-    "zh-hk": "zh-hant",
-    "zh-mo": "zh-hant",
-}
-# Brave's Country enum (``ALL`` = worldwide).
-_COUNTRIES: Final = frozenset(
-    "AR AU AT BE BR CA CL DK FI FR DE HK IN ID IT JP KR MY MX NL NZ NO CN PL PT PH RU SA ZA "
-    "ES SE CH TW TR GB US".split()
-)
-_FRESHNESS: Final[dict[TimeRange, str]] = {
-    TimeRange.DAY: "pd",
-    TimeRange.WEEK: "pw",
-    TimeRange.MONTH: "pm",
-    TimeRange.YEAR: "py",
-}
+CREDENTIAL_HEADER: Final = brave_api.CREDENTIAL_HEADER
 
 ADMISSION: Final = AdmissionRecord(
     engine_id="brave",
@@ -94,8 +48,8 @@ ADMISSION: Final = AdmissionRecord(
         "results; rypsok never imitates a browser and sends its standard User-Agent "
         "(REQ-CMP-004)."
     ),
-    languages=frozenset(_SEARCH_LANG),
-    time_ranges=frozenset(_FRESHNESS),
+    languages=frozenset(brave_api.SEARCH_LANG),
+    time_ranges=frozenset(brave_api.FRESHNESS),
     # q: at most 400 characters and 50 words (the word bound is Brave's, answered with 422).
     max_query_chars=400,
     max_response_bytes=2 * 1024 * 1024,
@@ -104,41 +58,20 @@ ADMISSION: Final = AdmissionRecord(
     max_results=20,
 )
 
-CREDENTIAL_HEADER: Final = "X-Subscription-Token"
-_BAD_SUBSCRIPTION_CODE: Final = "SUBSCRIPTION_TOKEN_INVALID"
-_RATE_LIMITED_CODES: Final = frozenset({"RATE_LIMITED", "QUOTA_LIMITED"})
-_ERROR_PEEK_BYTES: Final = 16_384
-
 
 def build_request(query: EngineQuery) -> EngineRequest:
-    """One web search: count, country, search_lang, safesearch and freshness."""
-    params = {
-        "q": query.text,
-        "count": str(_count(query.count)),
-        "country": _country(query.region),
-        "safesearch": query.safe_search.value,
-    }
-    language = search_lang(query.language)
-    if language is not None:
-        params["search_lang"] = language
-    if query.time_range is not None:
-        params["freshness"] = _FRESHNESS[query.time_range]
-    headers = [("Accept", "application/json")]
-    credential_headers: frozenset[str] = frozenset()
-    if query.credential is not None:
-        headers.append((CREDENTIAL_HEADER, query.credential.reveal()))
-        credential_headers = frozenset({CREDENTIAL_HEADER})
-    return EngineRequest(
-        method="GET",
-        url=_url(query.endpoint, params),
-        headers=tuple(headers),
-        credential_headers=credential_headers,
-    )
+    """One web search (see :func:`rypsok.engines.brave_api.build_request`)."""
+    return brave_api.build_request(query, ADMISSION.max_results)
+
+
+def search_lang(tag: str) -> str | None:
+    """Brave's ``search_lang`` for a BCP 47 tag, or None when Brave has no such language."""
+    return brave_api.search_lang(tag)
 
 
 def parse(response: EngineResponse) -> list[RawResult]:
     """``web.results`` in Brave's order; an answer without ``web`` has no web results."""
-    _check_errors(response)
+    brave_api.check_errors(response)
     body = load_json(response)
     if not isinstance(body, dict) or body.get("type") != "search":
         raise EngineFailure(FailureClass.PARSE_FAILURE)
@@ -150,137 +83,4 @@ def parse(response: EngineResponse) -> list[RawResult]:
     items = web.get("results", [])
     if not isinstance(items, list):
         raise EngineFailure(FailureClass.PARSE_FAILURE)
-    results: list[RawResult] = []
-    for item in items[: ADMISSION.max_results]:
-        result = _result(item, len(results) + 1)
-        if result is not None:
-            results.append(result)
-    return results
-
-
-def search_lang(tag: str) -> str | None:
-    """Brave's ``search_lang`` for a BCP 47 tag, or None when Brave has no such language."""
-    lowered = tag.strip().lower()
-    return _SEARCH_LANG_TAGS.get(lowered) or _SEARCH_LANG.get(lowered.split("-")[0])
-
-
-def _count(requested: int) -> int:
-    return max(1, min(requested, ADMISSION.max_results))
-
-
-def _country(region: str) -> str:
-    code = region.strip().upper()
-    return code if code in _COUNTRIES else "ALL"
-
-
-def _url(endpoint: str, params: dict[str, str]) -> str:
-    parts = urlsplit(endpoint)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
-
-
-def _check_errors(response: EngineResponse) -> None:
-    """Brave's own signals, before the status classification every provider shares."""
-    if 200 <= response.status < 300:
-        return
-    code = _error_code(response)
-    if response.status == 429 or code in _RATE_LIMITED_CODES:
-        raise EngineFailure(FailureClass.RATE_LIMITED, _retry_after(response.headers))
-    if code == _BAD_SUBSCRIPTION_CODE:
-        raise EngineFailure(FailureClass.AUTH_FAILURE)
-
-
-def _error_code(response: EngineResponse) -> str:
-    """``error.code`` of Brave's ErrorResponse, compared with known values only."""
-    if response.media_type != "application/json":
-        return ""
-    try:
-        body: Any = json.loads(response.body[:_ERROR_PEEK_BYTES])
-    except (ValueError, RecursionError):
-        return ""
-    error = body.get("error") if isinstance(body, dict) else None
-    code = error.get("code") if isinstance(error, dict) else None
-    return code.strip().upper() if isinstance(code, str) and len(code) <= 64 else ""
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait: ``retry-after`` if given, else the reset of the exhausted window.
-
-    ``X-RateLimit-Reset`` lists seconds until each window resets, aligned with
-    ``X-RateLimit-Remaining``; the windows with nothing remaining are the ones that refused.
-    The smallest of them is used (the circuit's own growing cooldown covers a longer
-    exhaustion); without a readable ``Remaining`` the smallest window is used.
-    """
-    seconds = parse_retry_after(headers.get("retry-after"), now=_server_time(headers.get("date")))
-    if seconds is not None:
-        return seconds
-    resets = _numbers(headers.get("x-ratelimit-reset"))
-    if not resets:
-        return None
-    remaining = _numbers(headers.get("x-ratelimit-remaining"))
-    exhausted = (
-        [reset for reset, left in zip(resets, remaining, strict=True) if left <= 0]
-        if len(remaining) == len(resets)
-        else []
-    )
-    return min(float(min(exhausted or resets)), MAX_RETRY_AFTER_S)
-
-
-def _numbers(value: str | None) -> list[int]:
-    """A comma list of non-negative integers; empty when any part is unreadable."""
-    if not value or len(value) > 200:
-        return []
-    parts = [part.strip() for part in value.split(",")]
-    if not all(part.isascii() and part.isdigit() and len(part) <= 12 for part in parts):
-        return []
-    return [int(part) for part in parts]
-
-
-def _server_time(value: str | None) -> float | None:
-    """The response's ``date`` header as an epoch, so an HTTP-date Retry-After needs no clock."""
-    if not value:
-        return None
-    try:
-        when = email.utils.parsedate_to_datetime(value[:64])
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when is None or when.tzinfo is None:
-        return None
-    return when.timestamp()
-
-
-def _result(item: object, rank: int) -> RawResult | None:
-    if not isinstance(item, dict):
-        return None
-    title = item.get("title")
-    url = item.get("url")
-    if not isinstance(title, str) or not title.strip() or not isinstance(url, str):
-        return None
-    url = url.strip()
-    if not _is_http_url(url):
-        return None
-    description = item.get("description")
-    return RawResult(
-        url=url,
-        title=title,
-        snippet=description if isinstance(description, str) else "",
-        rank=rank,
-        date=_date(item.get("page_age")),
-    )
-
-
-def _is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
-
-
-def _date(value: object) -> str | None:
-    """``page_age`` (ISO 8601) as ``YYYY-MM-DD``; ``age`` ("2 days ago") is never read."""
-    if not isinstance(value, str) or len(value) > 40:
-        return None
-    try:
-        return datetime.fromisoformat(value.strip()).date().isoformat()
-    except ValueError:
-        return None
+    return brave_api.results(items, ADMISSION.max_results)
