@@ -44,10 +44,9 @@ class StatusArguments:
 def _unknown(args: Mapping[str, object], known: tuple[str, ...]) -> None:
     for key in args:
         if key not in known:
+            valid = f"valid parameters are: {', '.join(known)}" if known else "it takes none"
             raise invalid_argument(
-                "arguments",
-                f"Unknown parameter; valid parameters are: {', '.join(known)}.",
-                valid_values=list(known),
+                "arguments", f"Unknown parameter; {valid}.", valid_values=list(known)
             )
 
 
