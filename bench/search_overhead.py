@@ -140,7 +140,8 @@ async def build_rypsok(base: str, concurrency: int) -> tuple[Services, Egress]:
         engine_cap=concurrency,
         process_cap=max(64, 3 * concurrency),
     )
-    egress = Egress(settings, user_agent(settings))
+    # The three engines share one origin here, each with ``concurrency`` requests at once.
+    egress = Egress(settings, user_agent(settings), keepalive_per_origin=3 * concurrency)
     pipeline = SearchPipeline(
         settings=settings,
         engines=engines,
@@ -191,7 +192,8 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
                 )
                 return result.structured["outcome"] == "ok"
 
-            await drive(rypsok_call, 20, min(concurrency, 20))  # warm-up: pools, imports
+            # Warm-up at full concurrency: imports, and every connection the run will use.
+            await drive(rypsok_call, 2 * concurrency, concurrency)
             rows.append(
                 summary(
                     "rypsok", delay_s, concurrency, await drive(rypsok_call, calls, concurrency)
@@ -210,7 +212,7 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
                 await asyncio.gather(*(one(path) for path, _ in ENGINES.values()))
                 return True
 
-            await drive(bare_call, 20, min(concurrency, 20))
+            await drive(bare_call, 2 * concurrency, concurrency)
             rows.append(
                 summary(
                     "bare fan-out (reference)",

@@ -150,6 +150,12 @@ class _Core:
         self._lock = anyio.Lock()
         self._handlers: tuple[SearchHandler, FetchHandler] | None = None
 
+    def _keepalive_per_origin(self) -> int:
+        # As many idle connections as two engines sharing an origin run at once (brave and
+        # brave_news do): fewer would open a connection per request under load.
+        caps = [self._limits.engine_cap_of(e.engine_id) for e in self._engines if e.active]
+        return 2 * max(caps, default=1)
+
     async def warm_up(self) -> None:
         """Import the core in a worker thread, then assemble it; for the time after start."""
         for name in CORE_MODULES:
@@ -191,6 +197,7 @@ class _Core:
                 user_agent(settings),
                 extra_allow=self._extra_allow,
                 ssl_context=self._ssl_context,
+                keepalive_per_origin=self._keepalive_per_origin(),
             )
         )
         pipeline = SearchPipeline(

@@ -121,8 +121,8 @@ def _positive(*values: float) -> None:
         raise ValueError("timeouts and byte bounds must be positive")
 
 
-# Idle connections kept per engine origin: a request looks at each pooled connection, so keep
-# about the per-engine concurrency cap (LIM-C2) of two engines sharing an origin.
+# Idle connections kept per engine origin by default: a request looks at each pooled connection,
+# so keep about the per-engine concurrency cap (LIM-C2) of two engines sharing an origin.
 ENGINE_KEEPALIVE_PER_ORIGIN = 8
 
 
@@ -131,8 +131,11 @@ class Egress:
 
     ``extra_allow`` adds allow rules in code (tests reach 127.0.0.1 this way; production
     passes none). ``ssl_context`` replaces the system trust store (tests pass a trustme CA);
-    it must verify certificates and host names. ``[egress] engine_proxy`` is not supported yet
-    and is refused rather than ignored.
+    it must verify certificates and host names. ``keepalive_per_origin`` is how many idle
+    engine connections one origin keeps: fewer than the requests that run at once on an origin
+    means a new connection (and TLS handshake) per request under load, many more means idle
+    sockets checked on every request. ``[egress] engine_proxy`` is not supported yet and is
+    refused rather than ignored.
     """
 
     def __init__(
@@ -142,7 +145,10 @@ class Egress:
         *,
         extra_allow: Sequence[str] = (),
         ssl_context: ssl.SSLContext | None = None,
+        keepalive_per_origin: int = ENGINE_KEEPALIVE_PER_ORIGIN,
     ) -> None:
+        if keepalive_per_origin < 1:
+            raise ValueError("keepalive_per_origin must be at least 1")
         if not user_agent or len(user_agent) > 512 or not _VALUE.fullmatch(user_agent):
             raise ValueError("the User-Agent must be 1 to 512 printable ASCII characters")
         if settings.egress.engine_proxy is not None:
@@ -163,6 +169,7 @@ class Egress:
         # Concurrency is bounded by the provider limits (LIM-C1 for the process, LIM-C2 per
         # engine); the pool only must not be the tighter bound.
         self._pool_size = settings.search.requests_in_flight
+        self._keepalive = min(keepalive_per_origin, self._pool_size)
         self._closed = False
 
     # --- checks without network -------------------------------------------------------------
@@ -360,7 +367,7 @@ class Egress:
                 ssl_context=self._ssl,
                 proxy=None,
                 max_connections=self._pool_size,
-                max_keepalive_connections=ENGINE_KEEPALIVE_PER_ORIGIN,
+                max_keepalive_connections=self._keepalive,
                 keepalive_expiry=ENGINE_KEEPALIVE_S,
                 http1=True,
                 http2=False,
