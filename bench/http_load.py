@@ -32,7 +32,6 @@ import json
 import os
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import sim_engines
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "engines" / "fixtures"
@@ -55,13 +56,6 @@ ENVELOPE = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 RAISED_CAP = 512
-
-
-def free_port() -> int:
-    """A free loopback port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # --- the server side ------------------------------------------------------------------------
@@ -87,7 +81,7 @@ def serve(config: str) -> int:
     return main(["serve", "--transport", "http", "--config", config])
 
 
-def write_config(directory: Path, base: str) -> Path:
+def write_config(directory: Path, bases: dict[str, str]) -> Path:
     """The server's configuration: the three simulated engines, limits for the load."""
     from rypsok.engines.registry import DRIVER_MODULES
 
@@ -106,7 +100,7 @@ def write_config(directory: Path, base: str) -> Path:
             lines += [
                 f"[engines.{engine}]",
                 "enabled = true",
-                f'endpoint = "{base}{ENGINES[engine][0]}"',
+                f'endpoint = "{bases[engine]}{ENGINES[engine][0]}"',
             ]
         else:
             lines += [f"[engines.{engine}]", "enabled = false"]
@@ -329,22 +323,9 @@ def main() -> int:
         return serve(args.serve)
     args.levels = [int(n) for n in args.levels.split(",")]
 
-    sim_port = free_port()
-    sim = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "sim_engines.py"),
-            str(sim_port),
-            str(args.delay_ms),
-            *(f"{path}={file}" for path, file in ENGINES.values()),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert sim.stdout is not None
-    sim.stdout.readline()
+    sim, bases = sim_engines.start(args.delay_ms, ENGINES)
     with tempfile.TemporaryDirectory() as tmp:
-        config = write_config(Path(tmp), f"http://127.0.0.1:{sim_port}")
+        config = write_config(Path(tmp), bases)
         log = Path(tmp) / "server.log"
         with log.open("wb") as sink:
             server = subprocess.Popen(

@@ -25,9 +25,7 @@ import dataclasses
 import json
 import logging
 import resource
-import socket
 import statistics
-import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -37,6 +35,7 @@ from typing import Any
 
 import httpcore2
 
+import sim_engines
 from rypsok.app import contract_settings, user_agent
 from rypsok.config.load import parse_settings
 from rypsok.contract.vocabulary import ToolName
@@ -60,12 +59,6 @@ ENGINES = {
     "crossref": ("/crossref/works", FIXTURES / "crossref" / "success.json"),
     "europepmc": ("/europepmc/search", FIXTURES / "europepmc" / "success.json"),
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def cpu_s() -> float:
@@ -109,10 +102,10 @@ def summary(name: str, delay_s: float, concurrency: int, result: tuple[Any, ...]
     }
 
 
-async def build_rypsok(base: str, concurrency: int) -> tuple[Services, Egress]:
+async def build_rypsok(bases: dict[str, str], concurrency: int) -> tuple[Services, Egress]:
     entries: dict[str, Any] = {e: {"enabled": False} for e in DRIVER_MODULES}
     for engine, (path, _) in ENGINES.items():
-        entries[engine] = {"enabled": True, "endpoint": base + path}
+        entries[engine] = {"enabled": True, "endpoint": bases[engine] + path}
     settings = parse_settings(
         {
             "schema_version": 1,
@@ -140,8 +133,8 @@ async def build_rypsok(base: str, concurrency: int) -> tuple[Services, Egress]:
         engine_cap=concurrency,
         process_cap=max(64, 3 * concurrency),
     )
-    # The three engines share one origin here, each with ``concurrency`` requests at once.
-    egress = Egress(settings, user_agent(settings), keepalive_per_origin=3 * concurrency)
+    # Each engine has its own origin with ``concurrency`` requests at once.
+    egress = Egress(settings, user_agent(settings), keepalive_per_origin=concurrency)
     pipeline = SearchPipeline(
         settings=settings,
         engines=engines,
@@ -163,28 +156,13 @@ async def build_rypsok(base: str, concurrency: int) -> tuple[Services, Egress]:
 
 
 async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    mappings = [f"{path}={file}" for path, file in ENGINES.values()]
-    sim = subprocess.Popen(
-        [
-            sys.executable,
-            str(Path(__file__).parent / "sim_engines.py"),
-            str(port),
-            str(args.delay_ms),
-            *mappings,
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert sim.stdout is not None
-    sim.stdout.readline()
+    sim, bases = sim_engines.start(args.delay_ms, ENGINES)
     delay_s = args.delay_ms / 1000
     rows = []
     try:
         for concurrency in (1, 50):
             calls = args.calls if concurrency > 1 else max(50, args.calls // 8)
-            services, egress = await build_rypsok(base, concurrency)
+            services, egress = await build_rypsok(bases, concurrency)
 
             async def rypsok_call() -> bool:
                 result = await services.call(
@@ -204,12 +182,12 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
             pool = httpcore2.AsyncConnectionPool(max_connections=3 * concurrency)
 
             async def bare_call() -> bool:
-                async def one(path: str) -> Any:
-                    response = await pool.request("GET", base + path + "?q=graphene")
+                async def one(engine: str, path: str) -> Any:
+                    response = await pool.request("GET", bases[engine] + path + "?q=graphene")
                     body = response.content
-                    return ET.fromstring(body) if path.startswith("/arxiv") else json.loads(body)
+                    return ET.fromstring(body) if engine == "arxiv" else json.loads(body)
 
-                await asyncio.gather(*(one(path) for path, _ in ENGINES.values()))
+                await asyncio.gather(*(one(e, path) for e, (path, _) in ENGINES.items()))
                 return True
 
             await drive(bare_call, 2 * concurrency, concurrency)
