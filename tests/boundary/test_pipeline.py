@@ -199,3 +199,20 @@ def test_req_sec_015_content_cleaning_is_idempotent_and_never_cuts(text: str) ->
     assert not once.truncated
     assert not once.markup_removed
     assert len(once.text) <= len(text)
+
+
+@settings(max_examples=400)
+@given(
+    text=st.one_of(
+        st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=80),
+        st.text(max_size=80),
+    ),
+    max_chars=st.integers(min_value=0, max_value=100),
+)
+def test_req_ctx_004_plain_text_shortcut_gives_what_every_step_gives(
+    text: str, max_chars: int
+) -> None:
+    """clean_field skips the steps for plain ASCII text: the result must be the same."""
+    from rypsok.boundary.pipeline import _cleaned, run_stages
+
+    assert clean_field(text, max_chars) == _cleaned(*run_stages(text, field_stages(max_chars)))

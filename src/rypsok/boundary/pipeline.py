@@ -103,7 +103,23 @@ def clean_field(raw: str, max_chars: int) -> Cleaned:
     ``truncated`` reports the cut (REQ-CTX-007); ``instruction_like`` never changes the
     text (REQ-SEC-003).
     """
+    if _is_plain(raw) and len(raw) <= max_chars:
+        # Every stage would return it unchanged; most titles and snippets are like this.
+        return _cleaned(raw, frozenset())
     return _cleaned(*run_stages(raw, field_stages(max_chars)))
+
+
+def _is_plain(text: str) -> bool:
+    """Printable ASCII with no markup, entity, edge space or double space: nothing to clean."""
+    return (
+        text.isascii()
+        and text.isprintable()
+        and "<" not in text
+        and "&" not in text
+        and "  " not in text
+        and not text.startswith(" ")
+        and not text.endswith(" ")
+    )
 
 
 def clean_content(text: str) -> Cleaned:
