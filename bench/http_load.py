@@ -2,7 +2,8 @@
 
 Three simulated science engines (arXiv, Crossref, Europe PMC answering the drivers' fixtures
 after DELAY ms, bench/sim_engines.py) run in their own process on loopback. rypsok runs as
-``rypsok serve --transport http`` in a third process, started through this file's ``--serve``
+``rypsok serve --transport http`` in a third process (or, with ``--replicas N``, N processes,
+each a replica on its own port, the way docs/http.md scales rypsok), started through this file's ``--serve``
 mode, which only raises the provider limits before handing over to the real command line:
 every engine's admitted rate and concurrency become the load's (the admission records would
 otherwise allow Crossref 5 requests a second, as they must in production), and the config
@@ -16,11 +17,12 @@ requests in one session per client with ``--era legacy``. The clients are a few 
 raw asyncio so that the load generator costs little CPU next to the server it measures.
 
 Measured per concurrency level: calls per second, latency percentiles, the latency rypsok
-adds over the engines' delay, and the server's CPU per call from /proc/<pid>/stat (user +
-system) before and after; at the end the server's RSS.
+adds over the engines' delay, and the servers' CPU per call from /proc/<pid>/stat (user +
+system, all replicas) before and after; at the end each server's RSS. With replicas, the
+clients' connections are spread over them in turn, as a layer-4 load balancer would.
 
 usage: python bench/http_load.py [--delay-ms 50] [--calls 2000] [--levels 1,16,64]
-                                 [--era 2026|legacy] [--json out.json]
+                                 [--era 2026|legacy] [--replicas 1] [--json out.json]
 """
 
 from __future__ import annotations
@@ -119,6 +121,19 @@ def rss_mib(pid: int) -> float:
     """Resident set size of a process."""
     match = re.search(r"VmRSS:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
     return round(int(match.group(1)) / 1024, 1) if match else float("nan")
+
+
+def wait_listening(server: subprocess.Popen[bytes], log: Path) -> int:
+    """The port a starting server listens on, from its "listening" log line."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = re.search(rb'"event":"listening".*?"port":(\d+)', log.read_bytes())
+        if found:
+            return int(found.group(1))
+        if server.poll() is not None:
+            sys.exit(log.read_text())
+        time.sleep(0.1)
+    sys.exit("the server did not start within 60 s")
 
 
 # --- the load -----------------------------------------------------------------------------
@@ -230,10 +245,14 @@ async def one_call(conn: Connection, era: str, request_id: int) -> bool:
 
 
 async def drive(
-    port: int, era: str, calls: int, concurrency: int
+    ports: list[int], era: str, calls: int, concurrency: int
 ) -> tuple[list[float], int, float]:
-    """``calls`` calls from ``concurrency`` clients: latencies (s), errors, wall time (s)."""
-    connections = [Connection(port) for _ in range(concurrency)]
+    """``calls`` calls from ``concurrency`` clients: latencies (s), errors, wall time (s).
+
+    With several replicas the clients' connections are spread over them in turn, as a
+    layer-4 load balancer would.
+    """
+    connections = [Connection(ports[n % len(ports)]) for n in range(concurrency)]
     for conn in connections:
         await conn.open()
         await client_session(conn, era)
@@ -269,7 +288,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def measure(
-    args: argparse.Namespace, port: int, pid: int, sim_pid: int
+    args: argparse.Namespace, ports: list[int], pids: list[int], sim_pid: int
 ) -> list[dict[str, Any]]:
     """Every concurrency level in turn."""
     delay_s = args.delay_ms / 1000
@@ -277,10 +296,11 @@ async def measure(
     rows = []
     for concurrency in args.levels:
         calls = args.calls if concurrency > 1 else max(100, args.calls // 10)
-        await drive(port, args.era, min(200, calls), concurrency)  # warm-up: pools, caches
-        cpu0, sim0, own0 = cpu_ticks(pid), cpu_ticks(sim_pid), time.process_time()
-        latencies, errors, wall = await drive(port, args.era, calls, concurrency)
-        cpu_s = (cpu_ticks(pid) - cpu0) / tick
+        await drive(ports, args.era, min(200, calls), concurrency)  # warm-up: pools, caches
+        cpu0 = sum(cpu_ticks(pid) for pid in pids)
+        sim0, own0 = cpu_ticks(sim_pid), time.process_time()
+        latencies, errors, wall = await drive(ports, args.era, calls, concurrency)
+        cpu_s = (sum(cpu_ticks(pid) for pid in pids) - cpu0) / tick
         sim_s = (cpu_ticks(sim_pid) - sim0) / tick
         own_s = time.process_time() - own0
         ordered = sorted(latencies)
@@ -288,6 +308,7 @@ async def measure(
         rows.append(
             {
                 "era": args.era,
+                "replicas": len(pids),
                 "concurrency": concurrency,
                 "calls": len(ordered),
                 "errors": errors,
@@ -316,6 +337,12 @@ def main() -> int:
     parser.add_argument("--era", choices=("2026", "legacy"), default="2026")
     parser.add_argument("--json", type=Path)
     parser.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="server processes, each its own replica on its own port (clients spread over them)",
+    )
+    parser.add_argument(
         "--profile", type=Path, help="record the server with py-spy (raw folded stacks) to PATH"
     )
     args = parser.parse_args()
@@ -324,24 +351,21 @@ def main() -> int:
     args.levels = [int(n) for n in args.levels.split(",")]
 
     sim, bases = sim_engines.start(args.delay_ms, ENGINES)
+    servers: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as tmp:
         config = write_config(Path(tmp), bases)
-        log = Path(tmp) / "server.log"
-        with log.open("wb") as sink:
-            server = subprocess.Popen(
-                [sys.executable, __file__, "--serve", str(config)],
-                stderr=sink,
-                stdin=subprocess.DEVNULL,
-            )
         try:
-            port = 0
-            deadline = time.monotonic() + 60
-            while not port and time.monotonic() < deadline:
-                found = re.search(rb'"event":"listening".*?"port":(\d+)', log.read_bytes())
-                port = int(found.group(1)) if found else 0
-                if server.poll() is not None:
-                    sys.exit(log.read_text())
-                time.sleep(0.1)
+            logs = [Path(tmp) / f"server-{n}.log" for n in range(args.replicas)]
+            for log in logs:
+                with log.open("wb") as sink:
+                    servers.append(
+                        subprocess.Popen(
+                            [sys.executable, __file__, "--serve", str(config)],
+                            stderr=sink,
+                            stdin=subprocess.DEVNULL,
+                        )
+                    )
+            ports = [wait_listening(server, log) for server, log in zip(servers, logs, strict=True)]
             profiler = None
             if args.profile:
                 # Profiling only: py-spy samples the server from outside (pip install py-spy).
@@ -350,7 +374,7 @@ def main() -> int:
                         "py-spy",
                         "record",
                         "--pid",
-                        str(server.pid),
+                        str(servers[0].pid),
                         "--format",
                         "raw",
                         "--output",
@@ -361,14 +385,15 @@ def main() -> int:
                     ],
                     stdout=subprocess.DEVNULL,
                 )
-            rows = asyncio.run(measure(args, port, server.pid, sim.pid))
+            rows = asyncio.run(measure(args, ports, [s.pid for s in servers], sim.pid))
             if profiler is not None:
                 profiler.send_signal(signal.SIGINT)
                 profiler.wait(30)
-            rows.append({"server_rss_mib_at_end": rss_mib(server.pid)})
+            rows.append({"server_rss_mib_at_end": [rss_mib(s.pid) for s in servers]})
         finally:
-            server.terminate()
-            server.wait(10)
+            for server in servers:
+                server.terminate()
+                server.wait(10)
             sim.terminate()
             sim.wait(10)
     text = json.dumps(rows, indent=2)
