@@ -64,3 +64,25 @@ def test_req_eng_003_check_names_inactive_engines(tmp_path: Path) -> None:
     assert done.returncode == 0
     gdelt = next(line for line in done.stdout.splitlines() if line.strip().startswith("gdelt"))
     assert "inactive (disabled by configuration)" in gdelt
+
+
+def test_req_sec_018_check_runs_the_http_start_up_checks(tmp_path: Path) -> None:
+    """REQ-SEC-018, REQ-OPS-003: ``check --transport http`` refuses what ``serve`` would refuse
+    (an unauthenticated non-loopback bind, a caller whose token is unset) before a deployment,
+    and accepts a protected listener."""
+    exposed = write_config(tmp_path, '[http]\nbind = "192.0.2.10"\n')
+    done = run("check", "--transport", "http", "--config", str(exposed))
+    assert done.returncode == 1 and "authentication is required" in done.stderr
+    assert run("check", "--config", str(exposed)).returncode == 0  # stdio does not listen
+
+    callers = (
+        '[http]\nbind = "192.0.2.10"\n[[http.callers]]\nname = "agent"\n'
+        'token_env = "RYPSOK_TEST_CHECK_TOKEN"\n'
+    )
+    protected = write_config(tmp_path, callers)
+    unset = run("check", "--transport", "http", "--config", str(protected))
+    assert unset.returncode == 1 and "RYPSOK_TEST_CHECK_TOKEN" in unset.stderr
+    token = {"RYPSOK_TEST_CHECK_TOKEN": "t" * 40}
+    done = run("check", "--transport", "http", "--config", str(protected), env=token)
+    assert done.returncode == 0, done.stderr
+    assert "http: 192.0.2.10 port 8000, 1 caller(s) with a token" in done.stdout

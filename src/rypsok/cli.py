@@ -39,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", metavar="FILE", help=config_help, default=argparse.SUPPRESS)
     check = commands.add_parser("check", help="validate the configuration and show what would run")
     check.add_argument("--config", metavar="FILE", help=config_help, default=argparse.SUPPRESS)
+    check.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="also run the start-up checks of this transport (http: listener and callers' tokens)",
+    )
     return parser
 
 
@@ -51,7 +57,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings, path = load(args.config)
         if args.command == "check":
-            sys.stdout.write(check_report(settings, path))
+            report = check_report(settings, path)
+            if args.transport == "http":
+                from rypsok.mcp.http import check_http
+
+                check_http(settings.http)
+                callers = len(settings.http.callers)
+                report += (
+                    f"http: {settings.http.bind} port {settings.http.port}, "
+                    f"{callers} caller(s) with a token\n"
+                )
+            sys.stdout.write(report)
             return EXIT_OK
         return serve(settings, path, transport=args.transport)
     except ConfigurationError as exc:

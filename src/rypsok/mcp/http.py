@@ -395,14 +395,23 @@ async def _serve(
             group.cancel_scope.cancel()
 
 
+def check_http(http: HttpSettings) -> Authenticator:
+    """The start-up checks of the HTTP service, without listening (``rypsok check`` runs them).
+
+    Raises :class:`ConfigurationError` for an unprotected listener or a caller whose token
+    reference gives no usable token.
+    """
+    check_listener(http)
+    try:
+        return Authenticator.from_settings(http.callers)
+    except CallerConfigError as exc:
+        raise ConfigurationError(str(exc)) from None
+
+
 def serve_http(settings: Settings, logger: logging.Logger) -> int:
     """Serve MCP over Streamable HTTP until SIGTERM or SIGINT; returns the exit code."""
     http = settings.http
-    check_listener(http)
-    try:
-        authenticator = Authenticator.from_settings(http.callers)
-    except CallerConfigError as exc:
-        raise ConfigurationError(str(exc)) from None
+    authenticator = check_http(http)
     service_socket = _listen(http.bind, http.port)
     metrics_socket = None
     if http.metrics_port is not None:
