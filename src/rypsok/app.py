@@ -66,6 +66,15 @@ def load(cli_value: str | None) -> tuple[Settings, Path | None]:
                 check_rules(getattr(settings.egress, key))
             except ValueError as exc:
                 raise ConfigError(f"invalid value for egress.{key}: {exc}") from None
+        from rypsok.egress.proxy import check_engine_proxy
+
+        try:
+            # Judged at start (metadata, deny rules), not at the first search.
+            check_engine_proxy(
+                settings.egress.engine_proxy, allow=settings.egress.allow, deny=settings.egress.deny
+            )
+        except ValueError as exc:
+            raise ConfigError(f"invalid value for egress.engine_proxy: {exc}") from None
     except (ConfigError, EngineConfigError) as exc:
         raise ConfigurationError(str(exc)) from None
     return settings, path

@@ -364,15 +364,3 @@ async def test_cancelled_engine_request_closes_its_pooled_connection(
                 assert await wait_for(served, GUARD_S)
                 group.cancel_scope.cancel()
             assert await wait_for(engine.closed, GUARD_S)
-
-
-def test_engine_proxy_setting_refused_not_ignored() -> None:
-    """[egress] engine_proxy is not implemented; it must not be silently dropped.
-
-    Proves THR-41.
-    """
-    from rypsok.config.schema import EgressSettings, Settings
-
-    settings = Settings(egress=EgressSettings(engine_proxy="http://127.0.0.1:3128"))
-    with pytest.raises(ValueError):
-        Egress(settings, "rypsok-test/0.1")

@@ -151,7 +151,7 @@ def _network_or_host(value: str) -> str:
 
 
 class EgressSettings(_Section):
-    """``[egress]``: operator rules added to the agent-directed profile, and DNS servers."""
+    """``[egress]``: operator rules of the agent-directed profile, DNS servers, engine proxy."""
 
     allow: list[str] = Field(default_factory=list, description="CIDRs or host names to allow.")
     deny: list[str] = Field(default_factory=list, description="CIDRs or host names to deny.")
@@ -159,13 +159,45 @@ class EgressSettings(_Section):
         default_factory=list, description="DNS servers as ip:port; empty uses the system resolver."
     )
     engine_proxy: str | None = Field(
-        default=None, description="One proxy URL for engine requests only (REQ-RES-008)."
+        default=None,
+        max_length=2048,
+        description=(
+            "One proxy for engine requests only, as http://host:port or https://host:port, "
+            "without credentials (REQ-RES-008). Never used by web_fetch; proxy environment "
+            "variables are always ignored."
+        ),
     )
 
     @field_validator("allow", "deny")
     @classmethod
     def _rules(cls, value: list[str]) -> list[str]:
         return [_network_or_host(v.strip().lower()) for v in value]
+
+    @field_validator("engine_proxy")
+    @classmethod
+    def _proxy(cls, value: str | None) -> str | None:
+        # The shape only; the egress component parses it with its own URL parser and judges
+        # the host at start (rypsok.egress.proxy). Messages never repeat the value, which
+        # could hold a password.
+        if value is None:
+            return None
+        if "@" in value:
+            raise ValueError(
+                "the proxy URL must not carry credentials (user:password@); "
+                "proxy authentication is not supported"
+            )
+        scheme, sep, rest = value.partition("://")
+        authority, _slash, tail = rest.partition("/")
+        if not sep or scheme.lower() not in ("http", "https") or not authority:
+            raise ValueError("the proxy must be http://host:port or https://host:port")
+        if tail or any(c in authority for c in "?#"):
+            raise ValueError("the proxy URL takes a scheme, host and port only")
+        host, colon, port = authority.rpartition(":")
+        if not colon or not host or host.endswith(":") or not port.isdigit():
+            raise ValueError("the proxy URL must name its port (http://host:port)")
+        if not 0 < int(port) < 65536:
+            raise ValueError("the proxy port must be 1 to 65535")
+        return value
 
     @field_validator("dns_servers")
     @classmethod

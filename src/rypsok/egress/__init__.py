@@ -23,7 +23,8 @@ Every refusal or failure is an :class:`EgressError` with an :class:`EgressReason
 Modules: :mod:`.addresses` (the address and name table, operator rules), :mod:`.urls` (the
 strict URL parser), :mod:`.resolver` (complete answer sets), :mod:`.transport` (connections
 pinned to checked addresses), :mod:`.decoding` (bounded decompression), :mod:`.client` (one
-bounded exchange), :mod:`.gateway` (the two profiles).
+bounded exchange), :mod:`.proxy` (``[egress] engine_proxy``, engine requests only),
+:mod:`.gateway` (the two profiles).
 """
 
 from rypsok.egress.errors import EgressError, EgressReason

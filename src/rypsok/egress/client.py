@@ -71,7 +71,11 @@ def mapped_errors() -> Iterator[None]:
         raise EgressError(EgressReason.CONNECT_FAILED) from None
     except httpcore2.UnsupportedProtocol:
         raise EgressError(EgressReason.INVALID_URL) from None
-    except (httpcore2.ProtocolError, httpcore2.ProxyError):
+    except httpcore2.ProxyError:
+        # Raised only by the engine proxy's tunnel when it answers CONNECT with a non-2xx
+        # status; its text holds the proxy's reason phrase, which is dropped here.
+        raise EgressError(EgressReason.PROXY_FAILURE) from None
+    except httpcore2.ProtocolError:
         raise EgressError(EgressReason.PROTOCOL_ERROR) from None
     except ssl.SSLError:
         raise EgressError(EgressReason.TLS_FAILURE) from None

@@ -28,6 +28,7 @@ class EgressReason(StrEnum):
     DNS_FAILURE = "dns_failure"
     CONNECT_FAILED = "connect_failed"
     TLS_FAILURE = "tls_failure"
+    PROXY_FAILURE = "proxy_failure"
     TIMEOUT = "timeout"
     TOO_LARGE = "too_large"
     PROTOCOL_ERROR = "protocol_error"
@@ -59,6 +60,9 @@ _MESSAGES: Final[dict[EgressReason, str]] = {
     EgressReason.DNS_FAILURE: "The host name could not be resolved.",
     EgressReason.CONNECT_FAILED: "The connection to the destination failed.",
     EgressReason.TLS_FAILURE: "The TLS handshake or certificate check failed.",
+    EgressReason.PROXY_FAILURE: (
+        "The engine proxy could not be reached or refused the request; check [egress] engine_proxy."
+    ),
     EgressReason.TIMEOUT: "The request did not complete within its time limit.",
     EgressReason.TOO_LARGE: "The response exceeded its size limit.",
     EgressReason.PROTOCOL_ERROR: "The response was not a well-formed HTTP response.",

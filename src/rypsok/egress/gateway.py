@@ -8,6 +8,12 @@ Every outbound request of rypsok goes through one :class:`Egress`:
   addresses (metadata addresses and operator deny rules still refuse). Its credential headers
   can therefore reach only that origin. No redirect is followed: a 3xx is returned as it came.
   Connections are pooled per origin (keep-alive), each new one pinned to checked addresses.
+  When ``[egress] engine_proxy`` is set (REQ-RES-008), every engine request goes through that
+  proxy and nowhere else: a CONNECT tunnel for https (TLS to the engine, the engine's
+  certificate verified), absolute-form forwarding for an explicit http endpoint; the
+  connection to the proxy is pinned to its checked addresses. A proxy that cannot be reached
+  or refuses is ``proxy_failure``, never a fallback to a direct connection (see
+  :mod:`.proxy`).
 * **agent-directed profile** (:meth:`Egress.check_url` then :meth:`Egress.get`, REQ-SEC-006..009):
   GET only, https (http when the caller allows it), ports 80, 443 and ``[fetch] ports``, the
   full address policy, only the headers rypsok sets, one hop per call on a fresh connection
@@ -16,6 +22,7 @@ Every outbound request of rypsok goes through one :class:`Egress`:
 Both profiles bound the decoded body while streaming, have a connect timeout and a total
 deadline for the whole exchange (DNS, connect, TLS, request, body) with read timeouts equal to
 the time remaining (REQ-SEC-011), ignore proxy environment variables, and send no cookies.
+The agent-directed profile never uses the engine proxy (REQ-SEC-007).
 Everything is async (anyio) and cancellable: a cancelled call closes its connection.
 """
 
@@ -36,6 +43,7 @@ from rypsok.egress.addresses import AddressPolicy, IPAddress
 from rypsok.egress.client import Exchange, exchange
 from rypsok.egress.decoding import ACCEPT_ENCODING
 from rypsok.egress.errors import EgressError, EgressReason
+from rypsok.egress.proxy import EngineProxy, parse_engine_proxy
 from rypsok.egress.resolver import make_resolver
 from rypsok.egress.transport import (
     Pin,
@@ -134,8 +142,9 @@ class Egress:
     it must verify certificates and host names. ``keepalive_per_origin`` is how many idle
     engine connections one origin keeps: fewer than the requests that run at once on an origin
     means a new connection (and TLS handshake) per request under load, many more means idle
-    sockets checked on every request. ``[egress] engine_proxy`` is not supported yet and is
-    refused rather than ignored.
+    sockets checked on every request. ``[egress] engine_proxy``, when set, carries every
+    engine request (never an agent-directed one); a proxy URL the policy refuses raises
+    ValueError here.
     """
 
     def __init__(
@@ -151,12 +160,13 @@ class Egress:
             raise ValueError("keepalive_per_origin must be at least 1")
         if not user_agent or len(user_agent) > 512 or not _VALUE.fullmatch(user_agent):
             raise ValueError("the User-Agent must be 1 to 512 printable ASCII characters")
-        if settings.egress.engine_proxy is not None:
-            raise ValueError("[egress] engine_proxy is not supported by this egress component")
         self._user_agent = user_agent
         self._policy = AddressPolicy(
             allow=[*settings.egress.allow, *extra_allow], deny=settings.egress.deny
         )
+        self._proxy: EngineProxy | None = None
+        if settings.egress.engine_proxy is not None:
+            self._proxy = parse_engine_proxy(settings.egress.engine_proxy, self._policy)
         self._resolver = make_resolver(settings.egress.dns_servers)
         self._fetch_ports = FETCH_PORTS | frozenset(settings.fetch.ports)
         self._ssl = require_verifying(ssl_context) if ssl_context else default_ssl_context()
@@ -210,6 +220,21 @@ class Egress:
 
         return Pin(url.host, url.port, checked_addresses)
 
+    def _proxy_pin(self, proxy: EngineProxy) -> Pin:
+        """The pin of a connection to the engine proxy: trusted like an explicit endpoint.
+
+        A new pin per request, so the proxy's name is resolved once per new connection and
+        that connection goes to the addresses just judged.
+        """
+        pin = self._pin(proxy.url, trusted=True)
+        return Pin(
+            pin.host,
+            pin.port,
+            pin.addresses,
+            failure=EgressReason.PROXY_FAILURE,
+            own_tls=proxy.is_https,
+        )
+
     def _ensure_open(self) -> None:
         if self._closed:
             raise EgressError(EgressReason.CLOSED)
@@ -226,7 +251,16 @@ class Egress:
         max_bytes: int,
         connect_timeout_s: float,
         total_timeout_s: float,
+        proxied: bool = False,
     ) -> Exchange:
+        host = url.host
+        extensions: dict[str, object] = {}
+        if proxied and ":" in host:
+            # Through the proxy, the host is written into the CONNECT target and the absolute
+            # request URL, where an IPv6 literal needs its brackets; TLS still names the
+            # address itself.
+            host = f"[{host}]"
+            extensions["sni_hostname"] = url.host
         try:
             # The scope is the total deadline over DNS, connect, TLS, request and body. Each
             # read is also given the whole total: the scope ends it at the deadline, so the
@@ -235,18 +269,17 @@ class Egress:
                 left = total_timeout_s
                 request = httpcore2.Request(
                     method,
-                    httpcore2.URL(
-                        scheme=url.scheme, host=url.host, port=url.port, target=url.target
-                    ),
+                    httpcore2.URL(scheme=url.scheme, host=host, port=url.port, target=url.target),
                     headers=headers,
                     content=body,
                     extensions={
+                        **extensions,
                         "timeout": {
                             "connect": min(connect_timeout_s, left),
                             "read": left,
                             "write": left,
                             "pool": left,
-                        }
+                        },
                     },
                 )
                 with pinned(pin):
@@ -362,7 +395,10 @@ class Egress:
         self, explicit: bool, origin: tuple[str, str, int]
     ) -> httpcore2.AsyncConnectionPool:
         pool = self._pools.get((explicit, origin))
-        if pool is None:
+        if pool is not None:
+            return pool
+        proxy = self._proxy
+        if proxy is None:
             pool = httpcore2.AsyncConnectionPool(
                 ssl_context=self._ssl,
                 proxy=None,
@@ -374,7 +410,26 @@ class Egress:
                 retries=0,
                 network_backend=self._backend,
             )
-            self._pools[(explicit, origin)] = pool
+        else:
+            # The library's proxy pool: CONNECT and TLS to the engine with ``ssl_context`` for
+            # https origins, absolute-form forwarding for http ones. Its connections to the
+            # proxy go through the same pinned backend, and an https proxy is verified with
+            # the same verifying context against the proxy's own host name.
+            pool = httpcore2.AsyncHTTPProxy(
+                proxy_url=httpcore2.URL(
+                    scheme=proxy.url.scheme, host=proxy.url.host, port=proxy.url.port, target="/"
+                ),
+                ssl_context=self._ssl,
+                proxy_ssl_context=self._ssl if proxy.is_https else None,
+                max_connections=self._pool_size,
+                max_keepalive_connections=self._keepalive,
+                keepalive_expiry=ENGINE_KEEPALIVE_S,
+                http1=True,
+                http2=False,
+                retries=0,
+                network_backend=self._backend,
+            )
+        self._pools[(explicit, origin)] = pool
         return pool
 
     async def engine_request(
@@ -432,17 +487,25 @@ class Egress:
             raise EgressError(EgressReason.INVALID_REQUEST)
         trusted = self._judge(url, trusted=explicit_endpoint)
         headers = self._engine_headers(request, url)
+        proxy = self._proxy
         result = await self._run(
             self._pool_for(explicit_endpoint, url.origin),
             method=request.method,
             url=url,
             headers=headers,
             body=request.body if request.method == "POST" else None,
-            pin=self._pin(url, trusted=trusted),
+            # Through the proxy, the only connection rypsok opens is to the proxy; the
+            # engine's name is resolved by the proxy (judged above as a name or literal).
+            pin=self._pin(url, trusted=trusted) if proxy is None else self._proxy_pin(proxy),
             max_bytes=max_bytes,
             connect_timeout_s=connect_timeout_s,
             total_timeout_s=total_timeout_s,
+            proxied=proxy is not None,
         )
+        if proxy is not None and url.scheme == "http" and result.status == 407:
+            # A forwarded http request answered "Proxy Authentication Required": only a proxy
+            # sends 407, and rypsok has no proxy credentials, so this is the proxy refusing.
+            raise EgressError(EgressReason.PROXY_FAILURE)
         return EngineResponse(status=result.status, headers=result.headers, body=result.body)
 
     # --- lifecycle --------------------------------------------------------------------------

@@ -9,12 +9,18 @@ another host or port, refuses the connection: nothing unpinned ever connects. TL
 started by httpcore2 with the ORIGINAL host name as SNI and for the certificate check, and
 TLS failures are reported as ``tls_failure``.
 
-No proxy is ever used: the pools are built without one and httpcore2 reads no environment.
+httpcore2 reads no environment, so proxy variables are never used. The one proxy rypsok knows
+is ``[egress] engine_proxy`` (REQ-RES-008), used by the engine profile only: its connection is
+pinned like any other, to the proxy's checked addresses, with a :class:`Pin` whose ``failure``
+reason (``proxy_failure``) replaces the reasons of failing to reach it. The TLS session to the
+engine is then started through the tunnel, verified against the engine's host name.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import select
+import socket
 import ssl
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -35,11 +41,28 @@ class Pin:
 
     ``source(timeout_s)`` resolves the host and judges the complete answer set; it runs at
     most once per pin, when the first connection of the request is opened.
+
+    ``failure``, when set, is the one reason reported for every failure to reach this
+    destination that is not a policy refusal (lookup, connect, connect timeout, and the first
+    TLS handshake when ``own_tls``): the engine proxy's pin sets ``proxy_failure`` so that the
+    operator is pointed at ``[egress] engine_proxy`` rather than at an engine. ``own_tls``
+    says that the first TLS handshake on the connection is with this destination itself (an
+    https proxy); a later one (the engine's, through the tunnel) keeps its own reasons.
     """
 
-    def __init__(self, host: str, port: int, source: AddressSource) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        source: AddressSource,
+        *,
+        failure: EgressReason | None = None,
+        own_tls: bool = False,
+    ) -> None:
         self.host = host
         self.port = port
+        self.failure = failure
+        self.own_tls = own_tls
         self._source = source
         self._addresses: tuple[IPAddress, ...] | None = None
 
@@ -76,11 +99,38 @@ def peer_address(stream: httpcore2.AsyncNetworkStream) -> IPAddress | None:
         return None
 
 
-class _TLSGuardStream(httpcore2.AsyncNetworkStream):
-    """A connected TCP stream whose TLS failures are reported as ``tls_failure``."""
+def _is_readable(sock: socket.socket | None) -> bool:
+    """Whether a pooled connection has something to read: at rest, that means closed by the peer."""
+    if sock is None or sock.fileno() == -1:
+        return True
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
 
-    def __init__(self, inner: httpcore2.AsyncNetworkStream) -> None:
+
+class _GuardedStream(httpcore2.AsyncNetworkStream):
+    """A connected stream whose TLS failures are reported as ``tls_failure``.
+
+    ``failure`` replaces the reasons of this stream's own handshake (an https engine proxy's:
+    ``proxy_failure``). The stream a handshake returns is guarded with the default reasons,
+    so a second handshake through it (the engine's TLS inside the proxy's) is the engine's
+    ``tls_failure``.
+
+    It also answers httpcore2's ``get_extra_info`` from values read once: the pool asks every
+    pooled connection whether it is readable for every request, and anyio builds its table
+    of attributes anew for each question.
+    """
+
+    def __init__(
+        self,
+        inner: httpcore2.AsyncNetworkStream,
+        sock: socket.socket | None,
+        failure: EgressReason | None = None,
+    ) -> None:
         self._inner = inner
+        self._socket = sock
+        self._failure = failure
+        self._server_addr: Any = None
 
     # The timeout parameters below are httpcore2's interface, not a choice (ASYNC109).
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
@@ -99,13 +149,22 @@ class _TLSGuardStream(httpcore2.AsyncNetworkStream):
         timeout: float | None = None,  # noqa: ASYNC109
     ) -> httpcore2.AsyncNetworkStream:
         try:
-            return await self._inner.start_tls(ssl_context, server_hostname, timeout)
+            stream = await self._inner.start_tls(ssl_context, server_hostname, timeout)
         except httpcore2.ConnectTimeout:
-            raise EgressError(EgressReason.TIMEOUT) from None
+            raise EgressError(self._failure or EgressReason.TIMEOUT) from None
         except (httpcore2.ConnectError, ssl.SSLError, OSError):
-            raise EgressError(EgressReason.TLS_FAILURE) from None
+            raise EgressError(self._failure or EgressReason.TLS_FAILURE) from None
+        return _GuardedStream(stream, self._socket)
 
     def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":
+            return _is_readable(self._socket)
+        if info == "socket":
+            return self._socket
+        if info == "server_addr":
+            if self._server_addr is None:
+                self._server_addr = self._inner.get_extra_info(info)
+            return self._server_addr
         return self._inner.get_extra_info(info)
 
 
@@ -127,6 +186,25 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         pin = _CURRENT_PIN.get()
         if pin is None or pin.host != host or pin.port != port:
             raise EgressError(EgressReason.CONNECT_FAILED)
+        try:
+            stream = await self._connect_pinned(pin, timeout, local_address, socket_options)
+        except EgressError as error:
+            if pin.failure is None or error.is_policy:
+                raise
+            failure = EgressError(pin.failure)
+        else:
+            own = pin.failure if pin.own_tls else None
+            return _GuardedStream(stream, stream.get_extra_info("socket"), own)
+        raise failure  # outside the handler: no chained context
+
+    async def _connect_pinned(
+        self,
+        pin: Pin,
+        timeout: float | None,  # noqa: ASYNC109
+        local_address: str | None,
+        socket_options: Iterable[Any] | None,
+    ) -> httpcore2.AsyncNetworkStream:
+        port = pin.port
         budget = timeout if timeout is not None and timeout > 0 else _FALLBACK_CONNECT_S
         addresses = await pin.addresses(budget)
         deadline = anyio.current_time() + budget
@@ -155,7 +233,7 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
             if peer_address(stream) != address:
                 await stream.aclose()
                 raise EgressError(EgressReason.CONNECT_FAILED)
-            return _TLSGuardStream(stream)
+            return stream
         raise EgressError(EgressReason.TIMEOUT if timed_out else EgressReason.CONNECT_FAILED)
 
     async def connect_unix_socket(

@@ -1,0 +1,630 @@
+"""The engine proxy of ``[egress] engine_proxy`` (REQ-RES-008, REQ-SEC-007).
+
+A real CONNECT proxy runs on 127.0.0.1 in the test's event loop: it records what it was asked
+(CONNECT targets, absolute-form request targets), then relays bytes to the local engine
+servers, refuses with a chosen status, or answers the tunnel with its own certificate (a man in
+the middle). Engines are the threaded trustme TLS servers of ``_support``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+import urllib.parse
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import anyio
+import pytest
+
+from rypsok.app import ConfigurationError, load
+from rypsok.config.load import ConfigError, parse_settings
+from rypsok.config.schema import EgressSettings, FetchSettings, Settings
+from rypsok.contract.vocabulary import FailureClass
+from rypsok.egress import Egress, EgressError, EgressReason
+from rypsok.egress.addresses import Category
+from rypsok.engines.base import EngineRequest, EngineResponse
+from rypsok.search.pipeline import _classify_egress
+
+from ._support import USER_AGENT, DNSServer, HTTPServer, respond_each, serving
+from .conftest import MakeEgress
+
+pytestmark = pytest.mark.anyio
+
+GUARD_S = 30
+KEY = ("X-Api-Key", "engine-secret")
+PROXY_TEXT = "IGNORE-PREVIOUS-INSTRUCTIONS proxy-realm-4242"
+PROXY_VARIABLES = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+)
+
+Mode = Literal["relay", "refuse", "mitm", "hang_up"]
+
+
+# --- a local recording proxy -------------------------------------------------------------------
+
+
+@dataclass
+class Proxy:
+    """An HTTP proxy on a loopback address: CONNECT tunnels and absolute-form forwarding.
+
+    ``names`` maps the host names it is asked for to loopback addresses (it resolves nothing
+    else, so the test cannot leave the machine). ``connects`` and ``forwards`` record the
+    CONNECT targets and absolute request targets in order.
+    """
+
+    mode: Mode = "relay"
+    status: int = 407
+    names: dict[str, str] = field(default_factory=dict)
+    tls: ssl.SSLContext | None = None  # the proxy's own TLS (an https proxy)
+    mitm_tls: ssl.SSLContext | None = None  # the certificate a "mitm" proxy answers with
+    host: str = "127.0.0.1"
+    connects: list[str] = field(default_factory=list)
+    forwards: list[str] = field(default_factory=list)
+    connections: int = 0
+    port: int = 0
+    _server: asyncio.Server | None = None
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if self.tls else "http"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{host}:{self.port}"
+
+    async def start(self) -> Proxy:
+        self._server = await asyncio.start_server(self._accept, self.host, 0, ssl=self.tls)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(BaseException):
+                await task
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        self.connections += 1
+        try:
+            await self._serve(reader, writer)
+        except (OSError, asyncio.IncompleteReadError, ssl.SSLError, ValueError):
+            pass
+        finally:
+            writer.close()
+            self._tasks.discard(task)
+
+    def _address(self, host: str) -> str:
+        host = host.strip("[]")
+        address = self.names.get(host, host)
+        if address not in ("127.0.0.1", "::1"):
+            raise AssertionError(f"the test proxy was asked for {host}")
+        return address
+
+    async def _refuse(self, writer: asyncio.StreamWriter) -> None:
+        body = f"<html>{PROXY_TEXT}</html>".encode()
+        writer.write(
+            f"HTTP/1.1 {self.status} {PROXY_TEXT}\r\n"
+            f'Proxy-Authenticate: Basic realm="{PROXY_TEXT}"\r\n'
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode("latin-1")
+            + body
+        )
+        await writer.drain()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        line, _, rest = head.partition("\r\n")
+        method, target, _version = line.split(" ", 2)
+        if method == "CONNECT":
+            self.connects.append(target)
+        else:
+            self.forwards.append(target)
+        if self.mode == "hang_up":
+            return
+        if self.mode == "refuse":
+            await self._refuse(writer)
+            return
+        if method == "CONNECT":
+            host, _, port = target.rpartition(":")
+            if self.mode == "mitm":
+                # Accept the tunnel, then answer the client's TLS itself.
+                writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                await writer.drain()
+                assert self.mitm_tls is not None
+                await writer.start_tls(self.mitm_tls)
+                await reader.read(1)
+                return
+            up_reader, up_writer = await asyncio.open_connection(self._address(host), int(port))
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        else:
+            parts = urllib.parse.urlsplit(target)
+            assert parts.hostname is not None and parts.port is not None
+            up_reader, up_writer = await asyncio.open_connection(
+                self._address(parts.hostname), parts.port
+            )
+            origin_form = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            up_writer.write(f"{method} {origin_form} HTTP/1.1\r\n{rest}".encode("latin-1"))
+        try:
+            await asyncio.gather(_pump(reader, up_writer), _pump(up_reader, writer))
+        finally:
+            up_writer.close()
+
+
+async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    try:
+        while data := await source.read(65536):
+            sink.write(data)
+            await sink.drain()
+    finally:
+        sink.close()
+
+
+@pytest.fixture
+async def proxies() -> AsyncIterator[Callable[..., Proxy]]:
+    """Start recording proxies; they are stopped after the test."""
+    started: list[Proxy] = []
+
+    def make(**kwargs: object) -> Proxy:
+        proxy = Proxy(**kwargs)  # type: ignore[arg-type]
+        started.append(proxy)
+        return proxy
+
+    yield make
+    for proxy in started:
+        await proxy.stop()
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def proxy_settings(
+    proxy_url: str | None, *, dns: DNSServer | None = None, **egress: object
+) -> Settings:
+    return Settings(
+        egress=EgressSettings(
+            engine_proxy=proxy_url,
+            dns_servers=[dns.address] if dns else [],
+            **egress,  # type: ignore[arg-type]
+        ),
+        fetch=FetchSettings(),
+    )
+
+
+def keyed(url: str) -> EngineRequest:
+    return EngineRequest(
+        "GET",
+        url,
+        headers=(("Accept", "application/json"), KEY),
+        credential_headers=frozenset({"x-api-key"}),
+    )
+
+
+async def send(egress: Egress, endpoint: str, *, explicit: bool = False) -> EngineResponse:
+    with anyio.fail_after(GUARD_S):
+        return await egress.engine_request(
+            keyed(endpoint + "?q=rypsok"),
+            endpoint=endpoint,
+            explicit_endpoint=explicit,
+            connect_timeout_s=2,
+            total_timeout_s=10,
+            max_bytes=1 << 20,
+        )
+
+
+async def failed(egress: Egress, endpoint: str, *, explicit: bool = False) -> EgressError:
+    with pytest.raises(EgressError) as caught:
+        await send(egress, endpoint, explicit=explicit)
+    return caught.value
+
+
+def assert_scrubbed(error: EgressError) -> None:
+    """rypsok's own text only: nothing the proxy said, no chained library exception."""
+    assert "[egress] engine_proxy" in str(error)
+    for text in (str(error), repr(error)):
+        assert "IGNORE-PREVIOUS" not in text and "proxy-realm" not in text
+    assert error.__cause__ is None and error.__context__ is None
+
+
+@pytest.fixture
+def engine_dns(dns_zone: Callable[[dict[str, list[str]]], DNSServer]) -> DNSServer:
+    """rypsok's resolver: it knows only the proxy's name, never an engine's."""
+    return dns_zone({"proxy.test": ["127.0.0.1"], "site.test": ["127.0.0.1"]})
+
+
+ENGINE_NAMES = {"engine.test": "127.0.0.1", "searxng.test": "127.0.0.1", "site.test": "127.0.0.1"}
+
+
+# --- the tunnel ----------------------------------------------------------------------------------
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-SEC-017")
+async def test_req_res_008_https_engine_request_through_a_connect_tunnel(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    engine_dns: DNSServer,
+    server_tls: Callable[..., ssl.SSLContext],
+) -> None:
+    """An https engine request goes through the configured proxy as CONNECT, TLS end to end.
+
+    The proxy sees only ``host:port``; the engine gets the request with its credential, SNI
+    is the engine's name, rypsok never resolves the engine's name, and the tunnel is kept
+    alive for the next request.
+
+    Proves THR-41.
+    """
+    proxy = await proxies(names=ENGINE_NAMES).start()
+    with serving(respond_each(body=b'{"ok": 1}'), tls=server_tls("engine.test")) as engine:
+        egress = make_egress(proxy_settings(proxy.url, dns=engine_dns))
+        endpoint = f"https://engine.test:{engine.port}/api"
+        first = await send(egress, endpoint)
+        second = await send(egress, endpoint)
+    assert (first.status, first.body, second.body) == (200, b'{"ok": 1}', b'{"ok": 1}')
+    assert proxy.connects == [f"engine.test:{engine.port}"]
+    assert proxy.forwards == [] and proxy.connections == 1
+    assert engine.connections == 1 and engine.sni == ["engine.test"]
+    assert [r.target for r in engine.received] == ["/api?q=rypsok"] * 2
+    assert engine.received[0].header("x-api-key") == "engine-secret"
+    assert engine_dns.queries == []  # the proxy resolves the engine, not rypsok
+
+
+@pytest.mark.req("REQ-RES-008")
+async def test_req_res_008_proxy_name_resolved_once_and_pinned(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    engine_dns: DNSServer,
+    server_tls: Callable[..., ssl.SSLContext],
+    loopback_only: list[str],
+) -> None:
+    """A proxy given by name is resolved by rypsok's resolver to open the connection, and
+    the connection goes to the address judged (a loopback address: the operator's own)."""
+    proxy = await proxies(names=ENGINE_NAMES).start()
+    with serving(respond_each(body=b"named"), tls=server_tls("engine.test")) as engine:
+        egress = make_egress(
+            proxy_settings(f"http://proxy.test:{proxy.port}", dns=engine_dns), allow=()
+        )
+        endpoint = f"https://engine.test:{engine.port}/api"
+        assert (await send(egress, endpoint)).body == b"named"
+        assert (await send(egress, endpoint)).body == b"named"
+    assert engine_dns.count("proxy.test", "A") == 1
+    assert loopback_only == ["127.0.0.1"]
+    assert proxy.connects == [f"engine.test:{engine.port}"]
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-SEC-017")
+async def test_req_res_008_the_engine_certificate_is_verified_behind_the_proxy(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    server_tls: Callable[..., ssl.SSLContext],
+) -> None:
+    """TLS verifies the engine's certificate and name, never the proxy's: an engine with a
+    certificate for another name fails, and so does a proxy that answers the tunnel itself
+    with a certificate the client trusts, issued for the proxy's own name.
+
+    Proves THR-41.
+    """
+    proxy = await proxies(names=ENGINE_NAMES).start()
+    with serving(respond_each(), tls=server_tls("other.test")) as engine:
+        egress = make_egress(proxy_settings(proxy.url))
+        error = await failed(egress, f"https://engine.test:{engine.port}/api")
+    assert error.reason == EgressReason.TLS_FAILURE
+    assert proxy.connects == [f"engine.test:{engine.port}"]  # it did go through the proxy
+    assert engine.received == []
+
+    mitm = await proxies(mode="mitm", mitm_tls=server_tls("127.0.0.1", "proxy.test")).start()
+    egress = make_egress(proxy_settings(mitm.url))
+    error = await failed(egress, "https://engine.test:8443/api")
+    assert error.reason == EgressReason.TLS_FAILURE
+    assert mitm.connects == ["engine.test:8443"]
+
+
+@pytest.mark.req("REQ-RES-008")
+async def test_req_res_008_https_proxy_verified_against_its_own_name(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    engine_dns: DNSServer,
+    server_tls: Callable[..., ssl.SSLContext],
+) -> None:
+    """An https proxy: TLS to the proxy (its name verified), then the engine's TLS inside."""
+    proxy = await proxies(names=ENGINE_NAMES, tls=server_tls("proxy.test")).start()
+    with serving(respond_each(body=b"inner"), tls=server_tls("engine.test")) as engine:
+        egress = make_egress(
+            proxy_settings(f"https://proxy.test:{proxy.port}", dns=engine_dns), allow=()
+        )
+        endpoint = f"https://engine.test:{engine.port}/api"
+        assert (await send(egress, endpoint)).body == b"inner"
+        assert engine.sni == ["engine.test"]
+        # The same proxy by address: its certificate does not name 127.0.0.1.
+        wrong = make_egress(proxy_settings(f"https://127.0.0.1:{proxy.port}"))
+        error = await failed(wrong, endpoint)
+    assert error.reason == EgressReason.PROXY_FAILURE
+    assert_scrubbed(error)
+    assert proxy.connects == [f"engine.test:{engine.port}"]  # the second never got that far
+
+
+@pytest.mark.req("REQ-RES-008")
+async def test_req_res_008_explicit_http_endpoint_forwarded_in_absolute_form(
+    make_egress: MakeEgress, proxies: Callable[..., Proxy]
+) -> None:
+    """An explicitly configured http endpoint goes through the proxy as an absolute-form
+    request (no CONNECT), with rypsok's headers; the origin rule is unchanged."""
+    proxy = await proxies(names=ENGINE_NAMES).start()
+    with serving(respond_each(body=b"searx")) as searxng:
+        egress = make_egress(proxy_settings(proxy.url))
+        endpoint = f"http://searxng.test:{searxng.port}/search"
+        response = await send(egress, endpoint, explicit=True)
+        with pytest.raises(EgressError) as caught:
+            await egress.engine_request(
+                keyed(f"http://other.test:{searxng.port}/search"),
+                endpoint=endpoint,
+                explicit_endpoint=True,
+                connect_timeout_s=2,
+                total_timeout_s=10,
+                max_bytes=1000,
+            )
+    assert response.body == b"searx"
+    assert caught.value.reason == EgressReason.ORIGIN_MISMATCH
+    assert proxy.connects == []
+    assert proxy.forwards == [f"http://searxng.test:{searxng.port}/search?q=rypsok"]
+    [received] = searxng.received
+    assert received.header("host") == f"searxng.test:{searxng.port}"
+    assert received.header("user-agent") == USER_AGENT
+    assert received.header("x-api-key") == "engine-secret"
+
+
+@pytest.mark.req("REQ-RES-008")
+async def test_req_res_008_ipv6_literal_endpoint_bracketed_in_the_connect_target(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    server_tls: Callable[..., ssl.SSLContext],
+) -> None:
+    """An IPv6 address literal is written ``[::1]:port`` in CONNECT; TLS names the address."""
+    proxy = await proxies().start()
+    with serving(respond_each(body=b"six"), host="::1", tls=server_tls("::1")) as engine:
+        egress = make_egress(proxy_settings(proxy.url), allow=("127.0.0.1", "::1"))
+        response = await send(egress, f"https://[::1]:{engine.port}/api")
+    assert response.body == b"six"
+    assert proxy.connects == [f"[::1]:{engine.port}"]
+
+
+# --- configuration only, engines only --------------------------------------------------------
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-SEC-007")
+async def test_req_res_008_proxy_environment_variables_ignored(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    monkeypatch: pytest.MonkeyPatch,
+    server_tls: Callable[..., ssl.SSLContext],
+) -> None:
+    """With the variables pointing at another recording proxy, and NO_PROXY naming the
+    engine, engine requests still go only through the configured proxy.
+
+    Proves THR-41.
+    """
+    configured = await proxies(names=ENGINE_NAMES).start()
+    trap = await proxies(names=ENGINE_NAMES).start()
+    for name in PROXY_VARIABLES:
+        monkeypatch.setenv(name, trap.url)
+    monkeypatch.setenv("NO_PROXY", "*")
+    monkeypatch.setenv("no_proxy", "engine.test")
+    with serving(respond_each(body=b"configured"), tls=server_tls("engine.test")) as engine:
+        egress = make_egress(proxy_settings(configured.url))
+        assert (await send(egress, f"https://engine.test:{engine.port}/api")).body == b"configured"
+    assert configured.connects == [f"engine.test:{engine.port}"]
+    assert trap.connections == 0
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-SEC-007")
+async def test_req_sec_007_fetch_never_uses_the_engine_proxy(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    engine_dns: DNSServer,
+    server_tls: Callable[..., ssl.SSLContext],
+) -> None:
+    """An agent-directed request goes direct, pinned to the address rypsok checked, even
+    with an engine proxy configured (the proxy cannot enforce the egress profile).
+
+    Proves THR-41.
+    """
+    proxy = await proxies(names=ENGINE_NAMES).start()
+    with serving(respond_each(body=b"direct"), tls=server_tls("site.test")) as site:
+        settings = proxy_settings(proxy.url, dns=engine_dns)
+        settings = settings.model_copy(update={"fetch": FetchSettings(ports=[site.port])})
+        egress = make_egress(settings)
+        checked = egress.check_url(f"https://site.test:{site.port}/page", allow_http=False)
+        with anyio.fail_after(GUARD_S):
+            response = await egress.get(
+                checked,
+                accept="text/html",
+                max_bytes=1 << 20,
+                connect_timeout_s=2,
+                total_timeout_s=10,
+            )
+    assert (response.status, response.body) == (200, b"direct")
+    assert proxy.connections == 0
+    assert site.connections == 1 and engine_dns.count("site.test", "A") == 1
+
+
+# --- failures ----------------------------------------------------------------------------------
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-ENG-006")
+@pytest.mark.parametrize("status", [407, 403, 502])
+async def test_req_res_008_connect_refused_is_a_proxy_failure(
+    make_egress: MakeEgress, proxies: Callable[..., Proxy], status: int
+) -> None:
+    """A refused CONNECT is ``proxy_failure`` (the engine's ``request_failure``), with
+    rypsok's message naming the setting and nothing the proxy said; no direct fallback.
+
+    Proves THR-41.
+    """
+    proxy = await proxies(mode="refuse", status=status).start()
+    with serving(respond_each()) as engine:
+        egress = make_egress(proxy_settings(proxy.url))
+        error = await failed(egress, f"https://engine.test:{engine.port}/api")
+    assert error.reason == EgressReason.PROXY_FAILURE
+    assert_scrubbed(error)
+    assert _classify_egress(error) == FailureClass.REQUEST_FAILURE
+    assert proxy.connects == [f"engine.test:{engine.port}"]
+    assert engine.connections == 0
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-ENG-006")
+async def test_req_res_008_forwarded_407_is_a_proxy_failure(
+    make_egress: MakeEgress, proxies: Callable[..., Proxy]
+) -> None:
+    """For a forwarded http request, 407 can only come from the proxy: ``proxy_failure``."""
+    proxy = await proxies(mode="refuse", status=407).start()
+    egress = make_egress(proxy_settings(proxy.url))
+    error = await failed(egress, "http://searxng.test:8888/search", explicit=True)
+    assert error.reason == EgressReason.PROXY_FAILURE
+    assert_scrubbed(error)
+    assert proxy.forwards == ["http://searxng.test:8888/search?q=rypsok"]
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-ENG-006")
+async def test_req_res_008_unreachable_or_unresolvable_proxy_is_a_proxy_failure(
+    make_egress: MakeEgress,
+    dns_zone: Callable[[dict[str, list[str]]], DNSServer],
+    server_tls: Callable[..., ssl.SSLContext],
+) -> None:
+    """Nothing listening, or a name that does not resolve: ``proxy_failure``, never a
+    direct connection to the engine."""
+    closed = HTTPServer(respond_each())
+    port = closed.port
+    closed.stop()  # the port is now closed: connections are refused
+    dns = dns_zone({"engine.test": ["127.0.0.1"]})
+    with serving(respond_each(), tls=server_tls("engine.test")) as engine:
+        endpoint = f"https://engine.test:{engine.port}/api"
+        for proxy_url in (f"http://127.0.0.1:{port}", "http://gone.test:3128"):
+            egress = make_egress(proxy_settings(proxy_url, dns=dns))
+            error = await failed(egress, endpoint)
+            assert error.reason == EgressReason.PROXY_FAILURE
+            assert_scrubbed(error)
+    assert engine.connections == 0
+    assert dns.count("engine.test") == 0
+
+
+@pytest.mark.req("REQ-RES-008")
+async def test_req_res_008_proxy_hanging_up_on_connect_fails_the_request(
+    make_egress: MakeEgress, proxies: Callable[..., Proxy]
+) -> None:
+    proxy = await proxies(mode="hang_up").start()
+    egress = make_egress(proxy_settings(proxy.url))
+    error = await failed(egress, "https://engine.test:8443/api")
+    assert not error.is_policy
+    assert _classify_egress(error) == FailureClass.REQUEST_FAILURE
+    assert proxy.connects == ["engine.test:8443"]
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-SEC-017")
+async def test_req_res_008_proxy_answer_set_judged_at_connect_time(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    dns_zone: Callable[[dict[str, list[str]]], DNSServer],
+) -> None:
+    """A proxy name that resolves to a metadata address (alone or in a mixed set) is refused
+    by the policy before any connection; a private address would be allowed (trusted name).
+
+    Proves THR-41.
+    """
+    proxy = await proxies().start()
+    dns = dns_zone(
+        {
+            "meta.test": ["169.254.169.254"],
+            "mixed.test": ["127.0.0.1", "169.254.169.254"],
+        }
+    )
+    for name in ("meta.test", "mixed.test"):
+        egress = make_egress(proxy_settings(f"http://{name}:{proxy.port}", dns=dns), allow=())
+        error = await failed(egress, "https://engine.test/api")
+        assert (error.reason, error.category) == (EgressReason.ADDRESS_DENIED, Category.METADATA)
+    assert proxy.connections == 0
+
+
+# --- configuration ---------------------------------------------------------------------------
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-CFG-004", "REQ-CFG-005")
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("http://user:hunter2@proxy.example:3128", "must not carry credentials"),
+        ("http://hunter2@proxy.example:3128", "must not carry credentials"),
+        ("socks5://proxy.example:1080", "http://host:port"),
+        ("proxy.example:3128", "http://host:port"),
+        ("http://proxy.example", "must name its port"),
+        ("http://proxy.example:3128/path", "scheme, host and port only"),
+        ("http://proxy.example:3128?x=1", "scheme, host and port only"),
+        ("http://proxy.example:99999", "1 to 65535"),
+    ],
+)
+def test_req_res_008_proxy_url_shape_checked_at_load(value: str, message: str) -> None:
+    """The key is named, the value (which could hold a password) is never repeated."""
+    with pytest.raises(ConfigError) as caught:
+        parse_settings({"schema_version": 1, "egress": {"engine_proxy": value}})
+    text = str(caught.value)
+    assert "invalid value for egress.engine_proxy" in text and message in text
+    assert "hunter2" not in text and value not in text
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-CFG-005")
+@pytest.mark.parametrize(
+    ("proxy", "deny", "message"),
+    [
+        ("http://169.254.169.254:3128", [], "metadata"),
+        ("http://metadata.google.internal:3128", [], "metadata"),
+        ("http://proxy.corp.example:3128", ["proxy.corp.example"], "operator_deny"),
+        ("http://10.1.2.3:3128", ["10.0.0.0/8"], "operator_deny"),
+        ("http://proxy..example:3128", [], "http://host:port"),
+    ],
+)
+def test_req_res_008_proxy_judged_by_the_policy_at_start(
+    tmp_path: Path, proxy: str, deny: list[str], message: str
+) -> None:
+    """Start-up refuses a proxy the egress policy refuses (metadata, deny rules) or its
+    URL parser rejects; a private or loopback proxy is the operator's own and is accepted.
+
+    Proves THR-41.
+    """
+    path = tmp_path / "rypsok.toml"
+    deny_toml = ", ".join(f'"{d}"' for d in deny)
+    path.write_text(
+        f'schema_version = 1\n[egress]\nengine_proxy = "{proxy}"\ndeny = [{deny_toml}]\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        ConfigurationError, match=r"invalid value for egress\.engine_proxy"
+    ) as caught:
+        load(str(path))
+    assert message in str(caught.value)
+    with pytest.raises(ValueError, match=r"\[egress\] engine_proxy"):
+        Egress(proxy_settings(proxy, deny=deny), USER_AGENT)
+
+
+@pytest.mark.req("REQ-RES-008")
+@pytest.mark.parametrize(
+    "proxy",
+    ["http://10.1.2.3:3128", "https://squid:3128", "http://[::1]:8080", "http://127.0.0.1:1"],
+)
+async def test_req_res_008_operator_proxy_may_be_private(tmp_path: Path, proxy: str) -> None:
+    """A private, loopback or single-label proxy is the operator's own: accepted at start."""
+    path = tmp_path / "rypsok.toml"
+    path.write_text(f'schema_version = 1\n[egress]\nengine_proxy = "{proxy}"\n', encoding="utf-8")
+    settings, _ = load(str(path))
+    assert settings.egress.engine_proxy == proxy
+    async with Egress(settings, USER_AGENT):
+        pass
