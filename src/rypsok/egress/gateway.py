@@ -132,6 +132,7 @@ def _positive(*values: float) -> None:
 # Idle connections kept per engine origin by default: a request looks at each pooled connection,
 # so keep about the per-engine concurrency cap (LIM-C2) of two engines sharing an origin.
 ENGINE_KEEPALIVE_PER_ORIGIN = 8
+_ENDPOINT_ORIGINS_KEPT = 256
 
 
 class Egress:
@@ -180,6 +181,9 @@ class Egress:
         # engine); the pool only must not be the tighter bound.
         self._pool_size = settings.search.requests_in_flight
         self._keepalive = min(keepalive_per_origin, self._pool_size)
+        # Endpoint origins, parsed once: endpoints come from the configuration (and the
+        # engines' language templates), so there are few; the bound is a backstop.
+        self._endpoint_origins: dict[tuple[str, bool], tuple[str, str, int]] = {}
         self._closed = False
 
     # --- checks without network -------------------------------------------------------------
@@ -462,6 +466,16 @@ class Egress:
             failure = error
         raise _scrubbed(failure)
 
+    def _endpoint_origin(self, endpoint: str, explicit: bool) -> tuple[str, str, int]:
+        key = (endpoint, explicit)
+        origin = self._endpoint_origins.get(key)
+        if origin is None:
+            origin = parse_url(endpoint, allow_http=explicit, ports=None).origin
+            if len(self._endpoint_origins) >= _ENDPOINT_ORIGINS_KEPT:
+                self._endpoint_origins.clear()
+            self._endpoint_origins[key] = origin
+        return origin
+
     async def _engine_request(
         self,
         request: EngineRequest,
@@ -474,9 +488,9 @@ class Egress:
     ) -> EngineResponse:
         self._ensure_open()
         _positive(max_bytes, connect_timeout_s, total_timeout_s)
-        origin = parse_url(endpoint, allow_http=explicit_endpoint, ports=None)
+        origin = self._endpoint_origin(endpoint, explicit_endpoint)
         url = parse_url(request.url, allow_http=explicit_endpoint, ports=None)
-        if url.origin != origin.origin:
+        if url.origin != origin:
             # Also what keeps credential headers on the endpoint's origin.
             raise EgressError(EgressReason.ORIGIN_MISMATCH)
         if request.method not in ("GET", "POST"):
