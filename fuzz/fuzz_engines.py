@@ -1,20 +1,31 @@
 """Fuzz target: every engine driver's ``parse`` (REQ-ENG-006, REQ-SEC-014/016; THR-10).
 
 For each driver of ``rypsok.engines.registry.DRIVER_MODULES``: a fuzzed body with status 2xx,
-3xx, 4xx or 5xx, a JSON, XML, HTML, text or fuzzed Content-Type and sometimes a Retry-After.
+3xx, 4xx or 5xx, a JSON, XML, HTML, text or fuzzed Content-Type and sometimes a Retry-After,
+handed to ``parse`` or, for a two-step driver (PubMed), to ``follow_up`` with a fixed query.
 Invariants: ``parse`` returns results or raises ``EngineFailure`` and nothing else; a failure
 carries only its class (no provider text) and a Retry-After within LIM-B4; results are at most
-the driver's admitted count, with string fields and positive ranks.
+the driver's admitted count, with string fields and positive ranks. ``follow_up`` returns such
+results or one GET to the endpoint's origin, with no line break in its URL and no body.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
+from urllib.parse import urlsplit
 
 from _harness import Input, check, instrumented, main
 
 with instrumented():
-    from rypsok.engines.base import MAX_RETRY_AFTER_S, EngineFailure, EngineResponse, RawResult
+    from rypsok.contract.vocabulary import SafeSearch
+    from rypsok.engines.base import (
+        MAX_RETRY_AFTER_S,
+        EngineFailure,
+        EngineQuery,
+        EngineRequest,
+        EngineResponse,
+        RawResult,
+    )
     from rypsok.engines.registry import DRIVER_MODULES, load_driver
 
 _DRIVERS = tuple(load_driver(engine_id) for engine_id in sorted(DRIVER_MODULES))
@@ -33,8 +44,31 @@ _TYPES = (
 _RETRY = ("", "120", "0", "99999999999999", "Wed, 21 Oct 2015 07:28:00 GMT", "soon", "-1")
 
 
+def _query(endpoint: str) -> EngineQuery:
+    """The fixed query a two-step driver's ``follow_up`` reads the fuzzed answer for."""
+    return EngineQuery(
+        text="fuzz",
+        endpoint=endpoint,
+        count=10,
+        language="en",
+        time_range=None,
+        region="",
+        safe_search=SafeSearch.MODERATE,
+        contact="ops@example.org",
+        now=0.0,
+    )
+
+
+def _check_request(request: EngineRequest, endpoint: str) -> None:
+    """A second request stays a bodiless GET on the endpoint's origin (THR-08)."""
+    sent, origin = urlsplit(request.url), urlsplit(endpoint)
+    check(request.method == "GET" and request.body is None, "second request not a plain GET")
+    check((sent.scheme, sent.netloc) == (origin.scheme, origin.netloc), "second request origin")
+    check("\r" not in request.url and "\n" not in request.url, "line break in second request")
+
+
 def test_one_input(data: bytes) -> None:
-    """Parse a fuzzed response with one driver and check the invariants."""
+    """Read a fuzzed response with one driver and check the invariants."""
     source = Input(data)
     driver = source.pick(_DRIVERS)
     status = source.pick(_STATUSES)
@@ -42,9 +76,19 @@ def test_one_input(data: bytes) -> None:
     headers = {"content-type": kind}
     if source.flag():
         headers["retry-after"] = source.pick(_RETRY) if source.flag() else source.sized_text(20)
+    # Only a two-step driver draws this flag, so the inputs of the others decode as before.
+    first_step = driver.follow_up is not None and source.flag()
     response = EngineResponse(status, MappingProxyType(headers), source.raw())
     try:
-        results = driver.parse(response)
+        if first_step:
+            endpoint = driver.admission.endpoint
+            step = driver.follow_up(_query(endpoint), response)
+            if isinstance(step, EngineRequest):
+                _check_request(step, endpoint)
+                return
+            results = step
+        else:
+            results = driver.parse(response)
     except EngineFailure as failure:
         check(str(failure) == failure.failure_class.value, "a failure carries provider text")
         retry = failure.retry_after_s

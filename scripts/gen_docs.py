@@ -434,10 +434,15 @@ def engines_page() -> str:
         scraping = (
             " (scraping: needs `[scraping] enabled`)" if getattr(spec, "scraping", False) else ""
         )
+        keyed = (
+            f" ({_rate(a.keyed_rate.requests, a.keyed_rate.per_seconds)} with a key)"
+            if a.keyed_rate is not None
+            else ""
+        )
         lines.append(
             f"| {name}{scraping} | {', '.join(c.value for c in a.categories)} | {a.key} "
             f"| {'yes' if a.enabled_by_default else 'no'} "
-            f"| {_rate(a.rate.requests, a.rate.per_seconds)} "
+            f"| {_rate(a.rate.requests, a.rate.per_seconds)}{keyed} "
             f"| {a.max_in_flight} | {'required' if a.attribution_required else 'no'} "
             f"| {'yes' if a.cacheable else 'no'} |"
         )
@@ -454,6 +459,11 @@ def engines_page() -> str:
             + (", ".join(t.value for t in sorted(a.time_ranges)) if a.time_ranges else "none"),
             f"- longest query: {a.max_query_chars} characters; results per request: at most"
             f" {a.max_results}; response read: at most {a.max_response_bytes} bytes",
+            *(
+                ["- requests per search: 2 (a search, then the records it found)"]
+                if spec.follow_up is not None
+                else []
+            ),
             "",
         ]
     return "\n".join([*lines, "", "## Records", "", *details]).rstrip() + "\n"

@@ -1,6 +1,7 @@
 """Live checks of every engine driver against its real provider (REQ-TEST-003).
 
-One fixed, harmless query per engine, one request per engine, sent one engine at a time
+One fixed, harmless query per engine, one request per engine (two for a two-step engine such
+as PubMed: its ``follow_up`` request, paced by its admitted rate), sent one engine at a time
 through rypsok's real egress component (engine profile, identifying User-Agent, bounds) and
 parsed by the driver's own ``parse``. Per engine the verdict is:
 
@@ -45,7 +46,7 @@ from rypsok.config.load import ConfigError, load_settings, parse_settings
 from rypsok.config.schema import Settings
 from rypsok.contract.vocabulary import Category, FailureClass
 from rypsok.egress import Egress, EgressError
-from rypsok.engines.base import EngineFailure, EngineQuery
+from rypsok.engines.base import EngineFailure, EngineQuery, EngineRequest, EngineResponse
 from rypsok.engines.catalog import ConfiguredEngine, EngineConfigError, resolve_engines
 from rypsok.engines.registry import DRIVER_MODULES
 
@@ -131,7 +132,7 @@ def _query(engine: ConfiguredEngine, settings: Settings) -> EngineQuery:
 
 
 async def check_engine(egress: Egress, engine: ConfiguredEngine, settings: Settings) -> Verdict:
-    """Send the engine its one request and judge the answer."""
+    """Send the engine its request (two for a two-step engine) and judge the answer."""
     if not engine.active:
         return Verdict(engine.engine_id, "skipped", engine.inactive_reason or "inactive", 0, 0)
     started = time.monotonic()
@@ -141,9 +142,8 @@ async def check_engine(egress: Egress, engine: ConfiguredEngine, settings: Setti
         elapsed = int((time.monotonic() - started) * 1000)
         return Verdict(engine.engine_id, verdict, detail, results, elapsed)
 
-    try:
-        request = engine.driver.build_request(query)
-        response = await egress.engine_request(
+    async def send(request: EngineRequest) -> EngineResponse:
+        return await egress.engine_request(
             request,
             endpoint=query.endpoint,
             explicit_endpoint=engine.explicit_endpoint,
@@ -151,7 +151,19 @@ async def check_engine(egress: Egress, engine: ConfiguredEngine, settings: Setti
             total_timeout_s=TOTAL_TIMEOUT_S,
             max_bytes=engine.driver.admission.max_response_bytes,
         )
-        results = engine.driver.parse(response)
+
+    try:
+        response = await send(engine.driver.build_request(query))
+        if engine.driver.follow_up is None:
+            results = engine.driver.parse(response)
+        else:  # a two-step engine: its second request, after the provider's pace
+            step = engine.driver.follow_up(query, response)
+            if isinstance(step, EngineRequest):
+                rate = engine.driver.admission.rate
+                await anyio.sleep(rate.per_seconds / rate.requests)
+                response = await send(step)
+                step = engine.driver.parse(response)
+            results = step
     except EgressError as error:
         return done("unreachable", f"egress: {error.reason.value}")
     except EngineFailure as failure:
@@ -166,7 +178,7 @@ async def check_engine(egress: Egress, engine: ConfiguredEngine, settings: Setti
 
 
 async def run_checks(settings: Settings, engines: list[ConfiguredEngine]) -> list[Verdict]:
-    """Check the engines one after another (one request each, a pause in between)."""
+    """Check the engines one after another (one search each, a pause in between)."""
     verdicts: list[Verdict] = []
     async with Egress(settings, user_agent(settings)) as egress:
         for index, engine in enumerate(engines):

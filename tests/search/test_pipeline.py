@@ -34,6 +34,8 @@ PATHS = {
     "gdelt": "/gdelt/api/v2/doc/doc",
     "wikipedia": "/wp/{language}/api.php",
     "wikidata": "/wd/api.php",
+    "pubmed": "/eutils/",  # a two-step engine: esearch.fcgi, then esummary.fcgi
+    "europepmc": "/epmc/search",
 }
 
 

@@ -11,7 +11,7 @@ import re
 import xml.etree.ElementTree as ET
 from datetime import UTC, date, datetime
 from typing import Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, TimeRange
 from rypsok.engines.base import (
@@ -22,9 +22,11 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    append_query,
     check_status,
+    clip_raw,
     looks_like_challenge,
-    parse_retry_after,
+    retry_after,
 )
 
 ADMISSION: Final = AdmissionRecord(
@@ -71,9 +73,6 @@ _TOKEN: Final = re.compile(r'"([^"]*)"|(\S+)')
 _OPERATORS: Final = frozenset({"AND", "OR", "ANDNOT"})
 _MAX_ENTRIES: Final = 200
 _SNIPPET_RAW_MAX: Final = 2000
-# How far back an unfinished tag or entity reference at the cut is looked for.
-_TAG_REACH: Final = 500
-_ENTITY_REACH: Final = 40
 _DATE: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _FORBIDDEN_MARKUP: Final = ("<!doctype", "<!entity")
 _RATE_EXCEEDED: Final = b"Rate exceeded."
@@ -93,15 +92,6 @@ def _search_query(text: str) -> str:
             # An operator typed as a word is searched as a word, not obeyed.
             terms.append(f"all:{part.lower() if part in _OPERATORS else part}")
     return " AND ".join(terms)
-
-
-def _with_query(endpoint: str, params: list[tuple[str, str]]) -> str:
-    """The endpoint with ``params`` appended; scheme, host and path stay the endpoint's."""
-    parts = urlsplit(endpoint)
-    query = urlencode(params)
-    if parts.query:
-        query = f"{parts.query}&{query}"
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
 
 
 def build_request(query: EngineQuery) -> EngineRequest:
@@ -129,7 +119,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
     ]
     return EngineRequest(
         method="GET",
-        url=_with_query(query.endpoint, params),
+        url=append_query(query.endpoint, params),
         headers=(("Accept", "application/atom+xml"),),
     )
 
@@ -138,22 +128,6 @@ def _text(element: ET.Element | None) -> str:
     if element is None:
         return ""
     return "".join(element.itertext())
-
-
-def _clip(raw: str, limit: int) -> str:
-    """The first part of raw text, never cut inside a tag or an entity reference.
-
-    Only a short unfinished tail is dropped: a bare ``<`` or ``&`` far from the end is text,
-    not markup, and must not cost the rest of the snippet.
-    """
-    if len(raw) <= limit:
-        return raw
-    cut = raw[:limit]
-    for opener, closer, reach in (("<", ">", _TAG_REACH), ("&", ";", _ENTITY_REACH)):
-        start = cut.rfind(opener)
-        if start != -1 and cut.rfind(closer) < start and len(cut) - start <= reach:
-            cut = cut[:start]
-    return cut
 
 
 def _abs_url(entry_id: str) -> str | None:
@@ -184,9 +158,7 @@ def _feed(response: EngineResponse) -> ET.Element:
     # arXiv's own overload signals: 503 (with or without Retry-After) and the gateway's plain
     # "Rate exceeded." body, which has been seen with several statuses.
     if response.status == 503 or response.body[:64].strip() == _RATE_EXCEEDED:
-        raise EngineFailure(
-            FailureClass.RATE_LIMITED, parse_retry_after(response.headers.get("retry-after"))
-        )
+        raise EngineFailure(FailureClass.RATE_LIMITED, retry_after(response.headers))
     check_status(response)
     if looks_like_challenge(response):
         raise EngineFailure(FailureClass.BLOCKED)
@@ -227,7 +199,7 @@ def parse(response: EngineResponse) -> list[RawResult]:
             RawResult(
                 url=url,
                 title=title,
-                snippet=_clip(_text(entry.find(f"{_ATOM}summary")), _SNIPPET_RAW_MAX),
+                snippet=clip_raw(_text(entry.find(f"{_ATOM}summary")), _SNIPPET_RAW_MAX),
                 rank=len(results) + 1,
                 date=_iso_date(_text(entry.find(f"{_ATOM}published"))),
             )

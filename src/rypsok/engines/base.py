@@ -3,11 +3,24 @@
 A driver is data plus two pure functions, after SearXNG's engine modules:
 
 * ``ADMISSION``: the frozen :class:`AdmissionRecord` of its provider (REQ-CMP-001);
-* ``build_request(query) -> EngineRequest``: the one HTTP request for a search;
+* ``build_request(query) -> EngineRequest``: the first (usually the only) HTTP request;
 * ``parse(response) -> list[RawResult]``: the results, or raises :class:`EngineFailure`.
 
+A provider whose search answers only identifiers (PubMed's ESearch) needs a second request for
+the records. Its driver also defines
+
+* ``follow_up(query, response) -> EngineRequest | list[RawResult]``: given the answer to
+  ``build_request``, either the second request, whose answer then goes to ``parse``, or the
+  final results when no second request is needed (nothing found); or raises
+  :class:`EngineFailure`.
+
+A search thus sends at most :data:`MAX_REQUESTS_PER_SEARCH` requests to one engine. The second
+goes out under the same egress profile, within the same per-engine timeout counted from the
+first request, and takes its own provider-limit slot and start in the engine's rate window; a
+failure of either request fails the engine, with no partial results.
+
 Drivers do no I/O. The search pipeline moves the bytes through the egress component under the
-engine profile, bounds them, times them and hands the decoded body to ``parse``. No provider
+engine profile, bounds them, times them and hands the decoded body to the driver. No provider
 text ever leaves a driver inside an :class:`EngineFailure` (REQ-ENG-006): it carries a class only.
 """
 
@@ -15,15 +28,19 @@ from __future__ import annotations
 
 import email.utils
 import json
+import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.config.secrets import Secret
 from rypsok.contract.vocabulary import Category, FailureClass, SafeSearch, TimeRange
 
 KeyRequirement = Literal["none", "optional", "required"]
+
+MAX_REQUESTS_PER_SEARCH = 2  # build_request, then at most one follow_up
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +57,9 @@ class AdmissionRecord:
 
     ``languages`` is None when the engine honours every language code, empty when it is
     language-neutral (then skipped with a notice whenever a language other than the operator's
-    default is asked); ``time_ranges`` lists the ranges it can apply.
+    default is asked); ``time_ranges`` lists the ranges it can apply. ``keyed_rate`` is the rate
+    the provider grants an operator key, where it grants more than ``rate``; the catalog puts it
+    in force when a key is configured.
     """
 
     engine_id: str
@@ -62,6 +81,7 @@ class AdmissionRecord:
     key: KeyRequirement = "none"
     enabled_by_default: bool = True
     max_results: int = 10
+    keyed_rate: RateLimit | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +166,7 @@ class EngineFailure(Exception):
 
 
 class Driver(Protocol):
-    """What the registry expects of a driver module."""
+    """What the registry expects of a driver module (``follow_up`` is optional, see above)."""
 
     ADMISSION: AdmissionRecord
 
@@ -155,37 +175,158 @@ class Driver(Protocol):
     def parse(self, response: EngineResponse) -> list[RawResult]: ...
 
 
+FollowUp = Callable[[EngineQuery, EngineResponse], EngineRequest | list[RawResult]]
+"""``follow_up(query, first_response)``: the second request, or the final results."""
+
+
 @dataclass(frozen=True, slots=True)
 class DriverSpec:
-    """A driver as the registry holds it: its record and its two functions."""
+    """A driver as the registry holds it: its record and its functions."""
 
     admission: AdmissionRecord
     build_request: Callable[[EngineQuery], EngineRequest]
     parse: Callable[[EngineResponse], list[RawResult]]
     scraping: bool = False  # reads a human-facing page (REQ-ENG-013): opt-in only
+    follow_up: FollowUp | None = None  # a two-step search (at most MAX_REQUESTS_PER_SEARCH)
 
 
 # --- helpers shared by drivers: provider-neutral only --------------------------------------
 
 MAX_RETRY_AFTER_S = 3600.0  # LIM-B4
+# How far back from a cut an unfinished tag or entity reference is looked for (clip_raw).
+TAG_REACH = 500
+ENTITY_REACH = 40
+
+_EMAIL = re.compile(r"^[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+\.[A-Za-z]{2,}$")
+
+
+def _http_date(value: str) -> float | None:
+    """An HTTP date (RFC 9110: IMF-fixdate or an obsolete form) as an epoch, or None."""
+    try:
+        when = email.utils.parsedate_to_datetime(value[:64])
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return when.timestamp()
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After value (delta-seconds or HTTP date), at most LIM-B4."""
+    """Seconds to wait from a Retry-After value (delta-seconds or HTTP date), at most LIM-B4.
+
+    An HTTP date is measured against ``now``, the local clock when None; pass the response's
+    own time (:func:`server_time`) so that a skewed local clock cannot stretch or cut the wait.
+    """
     if not value:
         return None
     value = value.strip()
     if value.isascii() and value.isdigit():  # "²".isdigit() is True, and int() refuses it
         seconds = float(int(value[:12]))
     else:
-        try:
-            when = email.utils.parsedate_to_datetime(value[:64])
-        except (TypeError, ValueError, IndexError, OverflowError):
+        when = _http_date(value)
+        if when is None:
             return None
-        if when is None or when.tzinfo is None:
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
+        seconds = when - (time.time() if now is None else now)
     return max(0.0, min(seconds, MAX_RETRY_AFTER_S))
+
+
+def server_time(headers: Mapping[str, str]) -> float | None:
+    """The response's ``date`` header as an epoch, or None when it is absent or unreadable.
+
+    ``headers`` has lower-case names, as :class:`EngineResponse` holds them.
+    """
+    value = headers.get("date")
+    return _http_date(value) if value else None
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The ``retry-after`` of a response in seconds, at most LIM-B4, or None.
+
+    An HTTP-date value is measured against the response's own ``date`` header, so the wait is
+    what the server meant whatever the local clock says; without a readable ``date`` the local
+    clock stands in.
+    """
+    return parse_retry_after(headers.get("retry-after"), now=server_time(headers))
+
+
+def is_http_url(value: str) -> bool:
+    """Whether ``value`` is an absolute http(s) URL with a host."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def http_url(value: object) -> str | None:
+    """``value`` as an absolute http(s) URL with a host, surrounding space removed; else None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, parts.fragment))
+
+
+def append_query(endpoint: str, params: Sequence[tuple[str, str]]) -> str:
+    """The endpoint with ``params`` appended to its own query; scheme, host and path stay."""
+    parts = urlsplit(endpoint)
+    query = urlencode(params)
+    if parts.query:
+        query = f"{parts.query}&{query}"
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
+def replace_query(endpoint: str, params: Mapping[str, str]) -> str:
+    """The endpoint with ``params`` as its whole query; scheme, host and path stay."""
+    parts = urlsplit(endpoint)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
+
+
+def clip_raw(raw: str, limit: int) -> str:
+    """The first ``limit`` characters of raw text, never cut inside a tag or an entity reference.
+
+    Only a short unfinished tail is dropped (TAG_REACH, ENTITY_REACH): a bare ``<`` or ``&``
+    far from the end is text, not markup, and must not cost the rest of the snippet.
+    """
+    if len(raw) <= limit:
+        return raw
+    cut = raw[:limit]
+    for opener, closer, reach in (("<", ">", TAG_REACH), ("&", ";", ENTITY_REACH)):
+        start = cut.rfind(opener)
+        if start != -1 and cut.rfind(closer) < start and len(cut) - start <= reach:
+            cut = cut[:start]
+    return cut
+
+
+def contact_email(contact: str) -> str | None:
+    """The operator contact (``[service] contact``) as an e-mail address, when it is one."""
+    candidate = contact.strip()
+    if candidate.lower().startswith("mailto:"):
+        candidate = candidate[len("mailto:") :]
+    return candidate if _EMAIL.match(candidate) else None
+
+
+def balanced_text(text: str) -> str:
+    """Query text with its parentheses and double quotes dropped when they do not pair up.
+
+    For providers with a boolean query syntax: unpaired ones are a syntax error there, and a
+    driver that wraps the text in parentheses to add its own filters must not let the text
+    close that group. White space is collapsed.
+    """
+    depth = 0
+    for char in text:
+        depth += 1 if char == "(" else -1 if char == ")" else 0
+        if depth < 0:
+            break
+    if depth != 0:
+        text = text.replace("(", " ").replace(")", " ")
+    if text.count('"') % 2:
+        text = text.replace('"', " ")
+    return " ".join(text.split())
 
 
 def check_status(response: EngineResponse) -> None:
@@ -194,9 +335,7 @@ def check_status(response: EngineResponse) -> None:
     if 200 <= status < 300:
         return
     if status == 429:
-        raise EngineFailure(
-            FailureClass.RATE_LIMITED, parse_retry_after(response.headers.get("retry-after"))
-        )
+        raise EngineFailure(FailureClass.RATE_LIMITED, retry_after(response.headers))
     if status in (401, 407):
         raise EngineFailure(FailureClass.AUTH_FAILURE)
     if status == 403:
@@ -205,9 +344,7 @@ def check_status(response: EngineResponse) -> None:
             raise EngineFailure(FailureClass.BLOCKED)
         raise EngineFailure(FailureClass.AUTH_FAILURE)
     if status == 503 and "retry-after" in response.headers:
-        raise EngineFailure(
-            FailureClass.RATE_LIMITED, parse_retry_after(response.headers.get("retry-after"))
-        )
+        raise EngineFailure(FailureClass.RATE_LIMITED, retry_after(response.headers))
     raise EngineFailure(FailureClass.REQUEST_FAILURE)
 
 

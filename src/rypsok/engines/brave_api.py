@@ -9,12 +9,10 @@ only with 401). Each driver keeps its admission record, endpoint and answer shap
 
 from __future__ import annotations
 
-import email.utils
 import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import FailureClass, TimeRange
 from rypsok.engines.base import (
@@ -24,7 +22,10 @@ from rypsok.engines.base import (
     EngineRequest,
     EngineResponse,
     RawResult,
+    is_http_url,
     parse_retry_after,
+    replace_query,
+    server_time,
 )
 
 # rypsok language (primary subtag) -> Brave ``search_lang``. Brave's Language enum is not plain
@@ -92,7 +93,7 @@ def build_request(query: EngineQuery, max_count: int) -> EngineRequest:
         credential_headers = frozenset({CREDENTIAL_HEADER})
     return EngineRequest(
         method="GET",
-        url=url(query.endpoint, params),
+        url=replace_query(query.endpoint, params),
         headers=tuple(headers),
         credential_headers=credential_headers,
     )
@@ -117,11 +118,6 @@ def search_lang(tag: str) -> str | None:
 def country(region: str) -> str:
     code = region.strip().upper()
     return code if code in _COUNTRIES else "ALL"
-
-
-def url(endpoint: str, params: dict[str, str]) -> str:
-    parts = urlsplit(endpoint)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
 
 
 def check_errors(response: EngineResponse) -> None:
@@ -156,7 +152,7 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     The smallest of them is used (the circuit's own growing cooldown covers a longer
     exhaustion); without a readable ``Remaining`` the smallest window is used.
     """
-    seconds = parse_retry_after(headers.get("retry-after"), now=_server_time(headers.get("date")))
+    seconds = parse_retry_after(headers.get("retry-after"), now=server_time(headers))
     if seconds is not None:
         return seconds
     resets = _numbers(headers.get("x-ratelimit-reset"))
@@ -181,19 +177,6 @@ def _numbers(value: str | None) -> list[int]:
     return [int(part) for part in parts]
 
 
-def _server_time(value: str | None) -> float | None:
-    """The response's ``date`` header as an epoch, so an HTTP-date Retry-After needs no clock."""
-    if not value:
-        return None
-    try:
-        when = email.utils.parsedate_to_datetime(value[:64])
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when is None or when.tzinfo is None:
-        return None
-    return when.timestamp()
-
-
 def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(item, dict):
         return None
@@ -202,7 +185,7 @@ def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(title, str) or not title.strip() or not isinstance(url, str):
         return None
     url = url.strip()
-    if not _is_http_url(url):
+    if not is_http_url(url):
         return None
     description = item.get("description")
     return RawResult(
@@ -212,14 +195,6 @@ def _result(item: object, rank: int) -> RawResult | None:
         rank=rank,
         date=_date(item.get("page_age")),
     )
-
-
-def _is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _date(value: object) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from rypsok.config.schema import Settings
@@ -52,6 +52,9 @@ def resolve_engines(settings: Settings) -> list[ConfiguredEngine]:
             credential = resolve(entry.api_key_env, entry.api_key_file) if entry else None
         except SecretError as exc:
             raise EngineConfigError(f"engines.{engine_id}.api_key_file: {exc}") from None
+        if credential is not None and record.keyed_rate is not None:
+            # The provider grants a key more than the keyless rate: that rate is in force.
+            driver = replace(driver, admission=replace(record, rate=record.keyed_rate))
         if driver.scraping and enabled and not settings.scraping.enabled:
             raise EngineConfigError(
                 f"engines.{engine_id}: {engine_id} is a scraping driver (it reads a page made "

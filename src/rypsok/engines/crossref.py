@@ -6,10 +6,9 @@ Admission record: ``docs/engines/crossref.md``. Crossref answers JSON in the env
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime
 from typing import Any, Final
-from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, TimeRange
 from rypsok.engines.base import (
@@ -20,6 +19,9 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    append_query,
+    clip_raw,
+    contact_email,
     load_json,
 )
 
@@ -67,30 +69,9 @@ _RANGE_SECONDS: Final[dict[TimeRange, int]] = {
 }
 # Only the fields the driver reads: smaller answers, fewer bytes to bound.
 _SELECT: Final = "DOI,URL,title,abstract,container-title,published,issued,type"
-_EMAIL: Final = re.compile(r"^[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+\.[A-Za-z]{2,}$")
 _MAX_ITEMS: Final = 200
 _SNIPPET_RAW_MAX: Final = 2000
-# How far back an unfinished tag or entity reference at the cut is looked for.
-_TAG_REACH: Final = 500
-_ENTITY_REACH: Final = 40
 _DATE_FIELDS: Final = ("published", "published-online", "published-print", "issued")
-
-
-def _mailto(contact: str) -> str | None:
-    """The operator contact as an e-mail address, when it is one."""
-    candidate = contact.strip()
-    if candidate.lower().startswith("mailto:"):
-        candidate = candidate[len("mailto:") :]
-    return candidate if _EMAIL.match(candidate) else None
-
-
-def _with_query(endpoint: str, params: list[tuple[str, str]]) -> str:
-    """The endpoint with ``params`` appended; scheme, host and path stay the endpoint's."""
-    parts = urlsplit(endpoint)
-    query = urlencode(params)
-    if parts.query:
-        query = f"{parts.query}&{query}"
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
 
 
 def build_request(query: EngineQuery) -> EngineRequest:
@@ -100,30 +81,14 @@ def build_request(query: EngineQuery) -> EngineRequest:
     if query.time_range is not None:
         since = datetime.fromtimestamp(query.now - _RANGE_SECONDS[query.time_range], tz=UTC)
         params.append(("filter", f"from-pub-date:{since:%Y-%m-%d}"))
-    mailto = _mailto(query.contact)
+    mailto = contact_email(query.contact)
     if mailto is not None:
         params.append(("mailto", mailto))
     return EngineRequest(
         method="GET",
-        url=_with_query(query.endpoint, params),
+        url=append_query(query.endpoint, params),
         headers=(("Accept", "application/json"),),
     )
-
-
-def _clip(raw: str, limit: int) -> str:
-    """The first part of raw text, never cut inside a tag or an entity reference.
-
-    Only a short unfinished tail is dropped: a bare ``<`` or ``&`` far from the end is text,
-    not markup, and must not cost the rest of the snippet.
-    """
-    if len(raw) <= limit:
-        return raw
-    cut = raw[:limit]
-    for opener, closer, reach in (("<", ">", _TAG_REACH), ("&", ";", _ENTITY_REACH)):
-        start = cut.rfind(opener)
-        if start != -1 and cut.rfind(closer) < start and len(cut) - start <= reach:
-            cut = cut[:start]
-    return cut
 
 
 def _first_text(value: Any) -> str:
@@ -210,7 +175,7 @@ def parse(response: EngineResponse) -> list[RawResult]:
             RawResult(
                 url=url,
                 title=title,
-                snippet=_clip(snippet, _SNIPPET_RAW_MAX),
+                snippet=clip_raw(snippet, _SNIPPET_RAW_MAX),
                 rank=len(results) + 1,
                 date=_date(item),
             )

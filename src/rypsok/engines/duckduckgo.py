@@ -39,7 +39,9 @@ from rypsok.engines.base import (
     RateLimit,
     RawResult,
     check_status,
-    parse_retry_after,
+    clip_raw,
+    http_url,
+    retry_after,
 )
 
 SCRAPING: Final = True
@@ -178,8 +180,6 @@ _MAX_ANCHORS: Final = 50
 _MAX_DATE_SPANS: Final = 20
 _SNIPPET_RAW_MAX: Final = 2000
 _TITLE_RAW_MAX: Final = 1000
-_TAG_REACH: Final = 500
-_ENTITY_REACH: Final = 40
 _DATE: Final = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}")
 
 
@@ -264,9 +264,7 @@ def _classify_status(response: EngineResponse) -> None:
     if status == 200:
         return
     if status in (429, 503):
-        raise EngineFailure(
-            FailureClass.RATE_LIMITED, parse_retry_after(response.headers.get("retry-after"))
-        )
+        raise EngineFailure(FailureClass.RATE_LIMITED, retry_after(response.headers))
     if status == 403:
         raise EngineFailure(FailureClass.BLOCKED)
     if 200 <= status < 300:
@@ -318,18 +316,6 @@ def _inner_html(element: Any) -> str:
     return "".join(str(part) for part in parts)
 
 
-def _clip(raw: str, limit_chars: int) -> str:
-    """The first part of raw text, never cut inside a tag or an entity reference."""
-    if len(raw) <= limit_chars:
-        return raw
-    cut = raw[:limit_chars]
-    for opener, closer, reach in (("<", ">", _TAG_REACH), ("&", ";", _ENTITY_REACH)):
-        start = cut.rfind(opener)
-        if start != -1 and cut.rfind(closer) < start and len(cut) - start <= reach:
-            cut = cut[:start]
-    return cut
-
-
 def _classes(element: Any) -> set[str]:
     value = element.get("class")
     return set(str(value).split()) if value else set()
@@ -347,17 +333,6 @@ def _block(anchor: Any) -> Any:
 
 def _is_provider_host(host: str) -> bool:
     return host == _PROVIDER_DOMAIN or host.endswith("." + _PROVIDER_DOMAIN)
-
-
-def _absolute(url: str) -> str | None:
-    """An absolute http(s) URL with a host, or None."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        return None
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, parts.fragment))
 
 
 def _target(href: Any) -> str | None:
@@ -381,7 +356,7 @@ def _target(href: Any) -> str | None:
             wrapped = parse_qs(parts.query).get("uddg")
             if not wrapped:
                 return None
-            target = _absolute(wrapped[0].strip())
+            target = http_url(wrapped[0].strip())
             if target is None:
                 return None
             inner = urlsplit(target)
@@ -390,7 +365,7 @@ def _target(href: Any) -> str | None:
             return target
         if relative:
             return None  # a link within the results page, not a result
-    return _absolute(url)
+    return http_url(url)
 
 
 def _date(block: Any) -> str | None:
@@ -422,11 +397,11 @@ def _results(root: Any) -> list[RawResult]:
         if "result--ad" in classes or "result--no-result" in classes:
             continue
         url = _target(anchor.get("href"))
-        title = _clip(_inner_html(anchor), _TITLE_RAW_MAX)
+        title = clip_raw(_inner_html(anchor), _TITLE_RAW_MAX)
         if url is None or not title.strip():
             continue  # a malformed or advertising block costs itself only
         snippets = block.xpath(_XP_SNIPPET)
-        snippet = _clip(_inner_html(snippets[0]), _SNIPPET_RAW_MAX) if snippets else ""
+        snippet = clip_raw(_inner_html(snippets[0]), _SNIPPET_RAW_MAX) if snippets else ""
         results.append(
             RawResult(
                 url=url, title=title, snippet=snippet, rank=len(results) + 1, date=_date(block)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 from typing import Any, Final
-from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote
 
 from rypsok.contract.vocabulary import Category, FailureClass, TimeRange
 from rypsok.engines.base import (
@@ -20,6 +20,9 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    append_query,
+    balanced_text,
+    clip_raw,
     load_json,
 )
 
@@ -87,27 +90,6 @@ _ID: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _DATE: Final = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _MAX_ITEMS: Final = 200
 _SNIPPET_RAW_MAX: Final = 2000
-# How far back an unfinished tag or entity reference at the cut is looked for.
-_TAG_REACH: Final = 500
-_ENTITY_REACH: Final = 40
-
-
-def _balanced(text: str) -> str:
-    """The query text, with its parentheses and quotes dropped when they do not pair up.
-
-    Unpaired ones are a syntax error for Europe PMC; rypsok wraps the text in parentheses to
-    add its filters, so they would also break out of that group.
-    """
-    depth = 0
-    for char in text:
-        depth += 1 if char == "(" else -1 if char == ")" else 0
-        if depth < 0:
-            break
-    if depth != 0:
-        text = text.replace("(", " ").replace(")", " ")
-    if text.count('"') % 2:
-        text = text.replace('"', " ")
-    return " ".join(text.split())
 
 
 def _language(code: str) -> str | None:
@@ -115,18 +97,9 @@ def _language(code: str) -> str | None:
     return _LANG_CODES.get(code.split("-")[0].lower())
 
 
-def _with_query(endpoint: str, params: list[tuple[str, str]]) -> str:
-    """The endpoint with ``params`` appended; scheme, host and path stay the endpoint's."""
-    parts = urlsplit(endpoint)
-    query = urlencode(params)
-    if parts.query:
-        query = f"{parts.query}&{query}"
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
-
-
 def build_request(query: EngineQuery) -> EngineRequest:
     """One GET of the search service for ``query.count`` core records, by relevance."""
-    text = _balanced(query.text)
+    text = balanced_text(query.text)
     if not text:
         raise EngineFailure(FailureClass.REQUEST_FAILURE)
     filters: list[str] = []
@@ -148,25 +121,9 @@ def build_request(query: EngineQuery) -> EngineRequest:
     ]
     return EngineRequest(
         method="GET",
-        url=_with_query(query.endpoint, params),
+        url=append_query(query.endpoint, params),
         headers=(("Accept", "application/json"),),
     )
-
-
-def _clip(raw: str, limit: int) -> str:
-    """The first part of raw text, never cut inside a tag or an entity reference.
-
-    Only a short unfinished tail is dropped: a bare ``<`` or ``&`` far from the end is text,
-    not markup, and must not cost the rest of the snippet.
-    """
-    if len(raw) <= limit:
-        return raw
-    cut = raw[:limit]
-    for opener, closer, reach in (("<", ">", _TAG_REACH), ("&", ";", _ENTITY_REACH)):
-        start = cut.rfind(opener)
-        if start != -1 and cut.rfind(closer) < start and len(cut) - start <= reach:
-            cut = cut[:start]
-    return cut
 
 
 def _url(item: dict[str, Any]) -> str | None:
@@ -230,7 +187,7 @@ def parse(response: EngineResponse) -> list[RawResult]:
             RawResult(
                 url=url,
                 title=title,
-                snippet=_clip(abstract, _SNIPPET_RAW_MAX) if isinstance(abstract, str) else "",
+                snippet=clip_raw(abstract, _SNIPPET_RAW_MAX) if isinstance(abstract, str) else "",
                 rank=len(results) + 1,
                 date=_iso_date(item.get("firstPublicationDate")),
             )

@@ -10,12 +10,9 @@ Exhausted credits or an exceeded key budget are answered with 402, classified
 
 from __future__ import annotations
 
-import email.utils
 import json
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, SafeSearch, TimeRange
 from rypsok.engines.base import (
@@ -26,8 +23,9 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    is_http_url,
     load_json,
-    parse_retry_after,
+    retry_after,
 )
 
 # rypsok category -> Exa ``category`` (None: no category, the whole index).
@@ -126,7 +124,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
 def parse(response: EngineResponse) -> list[RawResult]:
     """``results`` in Exa's order: title, URL, joined highlights, publication date."""
     if response.status in (429, _QUOTA_STATUS):
-        raise EngineFailure(FailureClass.RATE_LIMITED, _retry_after(response.headers))
+        raise EngineFailure(FailureClass.RATE_LIMITED, retry_after(response.headers))
     body = load_json(response)
     if not isinstance(body, dict):
         raise EngineFailure(FailureClass.PARSE_FAILURE)
@@ -145,23 +143,6 @@ def _count(requested: int) -> int:
     return max(1, min(requested, ADMISSION.max_results))
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """``retry-after`` (seconds or an HTTP date measured against the response's ``date``)."""
-    return parse_retry_after(headers.get("retry-after"), now=_server_time(headers.get("date")))
-
-
-def _server_time(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        when = email.utils.parsedate_to_datetime(value[:64])
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when is None or when.tzinfo is None:
-        return None
-    return when.timestamp()
-
-
 def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(item, dict):
         return None
@@ -170,7 +151,7 @@ def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(title, str) or not title.strip() or not isinstance(url, str):
         return None
     url = url.strip()
-    if not _is_http_url(url):
+    if not is_http_url(url):
         return None
     return RawResult(
         url=url,
@@ -193,14 +174,6 @@ def _snippet(item: dict[str, Any]) -> str:
         if isinstance(value, str) and value.strip():
             return value
     return ""
-
-
-def _is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _date(value: object) -> str | None:

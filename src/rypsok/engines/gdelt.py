@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from typing import Any, Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, TimeRange
 from rypsok.engines.base import (
@@ -23,7 +22,9 @@ from rypsok.engines.base import (
     RateLimit,
     RawResult,
     check_status,
+    is_http_url,
     looks_like_challenge,
+    replace_query,
 )
 
 # ISO 639-1 code -> the language name GDELT's ``sourcelang:`` operator takes. Only languages of
@@ -130,7 +131,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
         params["timespan"] = _TIMESPAN[query.time_range]
     return EngineRequest(
         method="GET",
-        url=_url(query.endpoint, params),
+        url=replace_query(query.endpoint, params),
         headers=(("Accept", "application/json"),),
     )
 
@@ -159,11 +160,6 @@ def parse(response: EngineResponse) -> list[RawResult]:
 
 def _count(requested: int) -> int:
     return max(1, min(requested, ADMISSION.max_results))
-
-
-def _url(endpoint: str, params: dict[str, str]) -> str:
-    parts = urlsplit(endpoint)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
 
 
 def _gdelt_datetime(epoch: float) -> str:
@@ -199,17 +195,9 @@ def _result(article: object, rank: int) -> RawResult | None:
     if not isinstance(title, str) or not title.strip() or not isinstance(url, str):
         return None
     url = url.strip()
-    if not _is_http_url(url):
+    if not is_http_url(url):
         return None
     return RawResult(url=url, title=title, snippet="", rank=rank, date=_date(article))
-
-
-def _is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _date(article: dict[str, Any]) -> str | None:

@@ -8,10 +8,8 @@ those signals is a credential problem.
 
 from __future__ import annotations
 
-import email.utils
 from datetime import UTC, datetime
 from typing import Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, TimeRange
 from rypsok.engines.base import (
@@ -23,8 +21,11 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    is_http_url,
     load_json,
     parse_retry_after,
+    replace_query,
+    server_time,
 )
 
 ADMISSION: Final = AdmissionRecord(
@@ -91,7 +92,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
         credential_headers = frozenset({"Authorization"})
     return EngineRequest(
         method="GET",
-        url=_url(query.endpoint, params),
+        url=replace_query(query.endpoint, params),
         headers=tuple(headers),
         credential_headers=credential_headers,
     )
@@ -121,11 +122,6 @@ def _count(requested: int) -> int:
     return max(1, min(requested, ADMISSION.max_results))
 
 
-def _url(endpoint: str, params: dict[str, str]) -> str:
-    parts = urlsplit(endpoint)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
-
-
 def _is_rate_limited(response: EngineResponse) -> bool:
     """GitHub's documented signals of the primary and secondary limits."""
     headers = response.headers
@@ -143,7 +139,7 @@ def _retry_after(response: EngineResponse) -> float:
     header, which keeps the driver free of the local clock.
     """
     headers = response.headers
-    server_now = _server_time(headers.get("date"))
+    server_now = server_time(headers)
     seconds = parse_retry_after(headers.get("retry-after"), now=server_now)
     if seconds is not None:
         return seconds
@@ -154,19 +150,6 @@ def _retry_after(response: EngineResponse) -> float:
     return _DEFAULT_WAIT_S
 
 
-def _server_time(value: str | None) -> float | None:
-    """The response's ``date`` header as an epoch, or None."""
-    if not value:
-        return None
-    try:
-        when = email.utils.parsedate_to_datetime(value[:64])
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when is None or when.tzinfo is None:
-        return None
-    return when.timestamp()
-
-
 def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(item, dict):
         return None
@@ -175,7 +158,7 @@ def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(title, str) or not title.strip() or not isinstance(url, str):
         return None
     url = url.strip()
-    if not _is_http_url(url):
+    if not is_http_url(url):
         return None
     description = item.get("description")
     return RawResult(
@@ -185,14 +168,6 @@ def _result(item: object, rank: int) -> RawResult | None:
         rank=rank,
         date=_date(item.get("pushed_at")) or _date(item.get("updated_at")),
     )
-
-
-def _is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _date(value: object) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any, Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, TimeRange
 from rypsok.engines.base import (
@@ -21,6 +21,7 @@ from rypsok.engines.base import (
     RateLimit,
     RawResult,
     load_json,
+    replace_query,
 )
 
 ADMISSION: Final = AdmissionRecord(
@@ -75,7 +76,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
         params["numericFilters"] = f"created_at_i>{since}"
     return EngineRequest(
         method="GET",
-        url=_url(query.endpoint, params),
+        url=replace_query(query.endpoint, params),
         headers=(("Accept", "application/json"),),
     )
 
@@ -101,11 +102,6 @@ def parse(response: EngineResponse) -> list[RawResult]:
 
 def _count(requested: int) -> int:
     return max(1, min(requested, ADMISSION.max_results))
-
-
-def _url(endpoint: str, params: dict[str, str]) -> str:
-    parts = urlsplit(endpoint)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
 
 
 def _result(hit: object, rank: int) -> RawResult | None:

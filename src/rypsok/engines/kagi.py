@@ -8,12 +8,9 @@ inherit the Kagi account's personalisation (blocked and promoted sites).
 
 from __future__ import annotations
 
-import email.utils
 import json
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, SafeSearch, TimeRange
 from rypsok.engines.base import (
@@ -24,8 +21,9 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    is_http_url,
     load_json,
-    parse_retry_after,
+    retry_after,
 )
 
 # Fixed windows, the same as the other drivers: month and year rounded up.
@@ -106,7 +104,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
 def parse(response: EngineResponse) -> list[RawResult]:
     """``data.search`` in Kagi's order; no ``search`` key means no web results."""
     if response.status in (429, _QUOTA_STATUS):
-        raise EngineFailure(FailureClass.RATE_LIMITED, _retry_after(response.headers))
+        raise EngineFailure(FailureClass.RATE_LIMITED, retry_after(response.headers))
     body = load_json(response)
     if not isinstance(body, dict):
         raise EngineFailure(FailureClass.PARSE_FAILURE)
@@ -134,23 +132,6 @@ def _region(region: str) -> str:
     return code if len(code) == 2 and code.isascii() and code.isalpha() else NO_REGION
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """``retry-after`` (seconds or an HTTP date measured against the response's ``date``)."""
-    return parse_retry_after(headers.get("retry-after"), now=_server_time(headers.get("date")))
-
-
-def _server_time(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        when = email.utils.parsedate_to_datetime(value[:64])
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when is None or when.tzinfo is None:
-        return None
-    return when.timestamp()
-
-
 def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(item, dict):
         return None
@@ -159,7 +140,7 @@ def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(title, str) or not title.strip() or not isinstance(url, str):
         return None
     url = url.strip()
-    if not _is_http_url(url):
+    if not is_http_url(url):
         return None
     snippet = item.get("snippet")
     return RawResult(
@@ -169,14 +150,6 @@ def _result(item: object, rank: int) -> RawResult | None:
         rank=rank,
         date=_date(item.get("time")),
     )
-
-
-def _is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _date(value: object) -> str | None:

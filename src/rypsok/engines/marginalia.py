@@ -11,7 +11,6 @@ deliver results under CC-BY-NC-SA 4.0: attribution is required.
 from __future__ import annotations
 
 from typing import Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, SafeSearch
 from rypsok.engines.base import (
@@ -22,8 +21,10 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    is_http_url,
     load_json,
-    parse_retry_after,
+    replace_query,
+    retry_after,
 )
 
 ADMISSION: Final = AdmissionRecord(
@@ -84,7 +85,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
         credential_headers = frozenset({CREDENTIAL_HEADER})
     return EngineRequest(
         method="GET",
-        url=_url(query.endpoint, params),
+        url=replace_query(query.endpoint, params),
         headers=tuple(headers),
         credential_headers=credential_headers,
     )
@@ -93,9 +94,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
 def parse(response: EngineResponse) -> list[RawResult]:
     """``results`` in Marginalia's order: title, URL, description; Marginalia gives no date."""
     if response.status in (429, _RATE_LIMIT_STATUS):
-        raise EngineFailure(
-            FailureClass.RATE_LIMITED, parse_retry_after(response.headers.get("retry-after"))
-        )
+        raise EngineFailure(FailureClass.RATE_LIMITED, retry_after(response.headers))
     body = load_json(response)
     if not isinstance(body, dict):
         raise EngineFailure(FailureClass.PARSE_FAILURE)
@@ -114,11 +113,6 @@ def _count(requested: int) -> int:
     return max(1, min(requested, ADMISSION.max_results))
 
 
-def _url(endpoint: str, params: dict[str, str]) -> str:
-    parts = urlsplit(endpoint)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
-
-
 def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(item, dict):
         return None
@@ -127,7 +121,7 @@ def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(title, str) or not title.strip() or not isinstance(url, str):
         return None
     url = url.strip()
-    if not _is_http_url(url):
+    if not is_http_url(url):
         return None
     description = item.get("description")
     return RawResult(
@@ -136,11 +130,3 @@ def _result(item: object, rank: int) -> RawResult | None:
         snippet=description if isinstance(description, str) else "",
         rank=rank,
     )
-
-
-def _is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)

@@ -13,7 +13,6 @@ import json
 import re
 from datetime import UTC, datetime
 from typing import Any, Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, SafeSearch, TimeRange
 from rypsok.engines.base import (
@@ -24,7 +23,9 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    is_http_url,
     load_json,
+    replace_query,
 )
 
 # Fixed windows, the same as the other drivers: month and year rounded up.
@@ -102,7 +103,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
         params["since"] = since.strftime("%Y%m%d")
     return EngineRequest(
         method="GET",
-        url=_url(query.endpoint, params),
+        url=replace_query(query.endpoint, params),
         headers=(("Accept", "application/json"),),
     )
 
@@ -160,11 +161,6 @@ def _count(requested: int) -> int:
     return max(1, min(requested, ADMISSION.max_results))
 
 
-def _url(endpoint: str, params: dict[str, str]) -> str:
-    parts = urlsplit(endpoint)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
-
-
 def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(item, dict):
         return None
@@ -173,7 +169,7 @@ def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(title, str) or not title.strip() or not isinstance(url, str):
         return None
     url = url.strip()
-    if not _is_http_url(url):
+    if not is_http_url(url):
         return None
     desc = item.get("desc")
     return RawResult(
@@ -183,14 +179,6 @@ def _result(item: object, rank: int) -> RawResult | None:
         rank=rank,
         date=_date(item.get("pdate")) or _date(item.get("timestamp")),
     )
-
-
-def _is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _date(value: object) -> str | None:

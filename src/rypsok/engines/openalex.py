@@ -16,7 +16,6 @@ import math
 import re
 from datetime import UTC, date, datetime
 from typing import Any, Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, TimeRange
 from rypsok.engines.base import (
@@ -28,9 +27,11 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    append_query,
+    http_url,
     load_json,
     looks_like_challenge,
-    parse_retry_after,
+    retry_after,
 )
 
 ADMISSION: Final = AdmissionRecord(
@@ -89,15 +90,6 @@ _ABSTRACT_MAX_WORD: Final = 200
 _BUDGET_HEADER: Final = "x-ratelimit-remaining-usd"
 
 
-def _with_query(endpoint: str, params: list[tuple[str, str]]) -> str:
-    """The endpoint with ``params`` appended; scheme, host and path stay the endpoint's."""
-    parts = urlsplit(endpoint)
-    query = urlencode(params)
-    if parts.query:
-        query = f"{parts.query}&{query}"
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
-
-
 def _language(tag: str) -> str | None:
     """The ISO 639-1 code of a BCP 47 tag's primary language, if it has one."""
     primary = tag.split("-")[0].strip().lower()
@@ -129,7 +121,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
     params.append(("api_key", query.credential.reveal()))
     return EngineRequest(
         method="GET",
-        url=_with_query(query.endpoint, params),
+        url=append_query(query.endpoint, params),
         headers=(("Accept", "application/json"),),
     )
 
@@ -151,7 +143,7 @@ def _raise_limited(response: EngineResponse) -> None:
         raise EngineFailure(FailureClass.BLOCKED)
     if response.status == 403 and response.media_type in ("text/html", "application/xhtml+xml"):
         raise EngineFailure(FailureClass.BLOCKED)
-    wait = parse_retry_after(response.headers.get("retry-after"))
+    wait = retry_after(response.headers)
     if wait is None and _budget_exhausted(response):
         wait = MAX_RETRY_AFTER_S
     raise EngineFailure(FailureClass.RATE_LIMITED, wait)
@@ -183,24 +175,12 @@ def _abstract(index: Any) -> str:
     return text[:_SNIPPET_RAW_MAX]
 
 
-def _http_url(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parts = urlsplit(value.strip())
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        return None
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, parts.fragment))
-
-
 def _url(item: dict[str, Any]) -> str | None:
     """The DOI link, else the landing page, else the OpenAlex work page."""
     location = item.get("primary_location")
     landing = location.get("landing_page_url") if isinstance(location, dict) else None
     for candidate in (item.get("doi"), landing, item.get("id")):
-        url = _http_url(candidate)
+        url = http_url(candidate)
         if url is not None:
             return url
     return None

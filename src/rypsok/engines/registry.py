@@ -33,6 +33,7 @@ DRIVER_MODULES: dict[str, str] = {
     "europepmc": "europepmc",
     "openalex": "openalex",
     "semanticscholar": "semanticscholar",
+    "pubmed": "pubmed",
     "github": "github",
     "stackexchange": "stackexchange",
     "duckduckgo": "duckduckgo",
@@ -54,6 +55,7 @@ def load_driver(engine_id: str) -> DriverSpec:
         build_request=module.build_request,
         parse=module.parse,
         scraping=bool(getattr(module, "SCRAPING", False)),
+        follow_up=getattr(module, "follow_up", None),
     )
 
 

@@ -40,6 +40,8 @@ from rypsok.engines.base import (
     PartialResults,
     RateLimit,
     RawResult,
+    clip_raw,
+    http_url,
     load_json,
     looks_like_challenge,
 )
@@ -107,8 +109,6 @@ _REGION: Final = re.compile(r"^[a-z]{2}$")
 _MAX_ITEMS: Final = 200
 _MAX_UNRESPONSIVE: Final = 1000
 _SNIPPET_RAW_MAX: Final = 2000
-_TAG_REACH: Final = 500
-_ENTITY_REACH: Final = 40
 
 
 def uses_searxng_syntax(text: str) -> bool:
@@ -216,30 +216,6 @@ def build_request(query: EngineQuery) -> EngineRequest:
     )
 
 
-def _clip(raw: str, limit: int) -> str:
-    """The first part of raw text, never cut inside a tag or an entity reference."""
-    if len(raw) <= limit:
-        return raw
-    cut = raw[:limit]
-    for opener, closer, reach in (("<", ">", _TAG_REACH), ("&", ";", _ENTITY_REACH)):
-        start = cut.rfind(opener)
-        if start != -1 and cut.rfind(closer) < start and len(cut) - start <= reach:
-            cut = cut[:start]
-    return cut
-
-
-def _http_url(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parts = urlsplit(value.strip())
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        return None
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, parts.fragment))
-
-
 def _date(value: Any) -> str | None:
     """``publishedDate`` (ISO 8601, or null) as YYYY-MM-DD, in UTC when it has an offset."""
     if not isinstance(value, str) or len(value) > 40:
@@ -280,7 +256,7 @@ def parse(response: EngineResponse) -> list[RawResult]:
         if not isinstance(item, dict):
             continue
         title = item.get("title")
-        url = _http_url(item.get("url"))
+        url = http_url(item.get("url"))
         if not isinstance(title, str) or not title.strip() or url is None:
             continue  # a malformed result costs itself only
         content = item.get("content")
@@ -288,7 +264,7 @@ def parse(response: EngineResponse) -> list[RawResult]:
             RawResult(
                 url=url,
                 title=title,
-                snippet=_clip(content, _SNIPPET_RAW_MAX) if isinstance(content, str) else "",
+                snippet=clip_raw(content, _SNIPPET_RAW_MAX) if isinstance(content, str) else "",
                 rank=len(results) + 1,
                 date=_date(item.get("publishedDate")),
             )

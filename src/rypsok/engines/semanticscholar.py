@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 from typing import Any, Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, TimeRange
 from rypsok.engines.base import (
@@ -22,6 +21,9 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    append_query,
+    clip_raw,
+    http_url,
     load_json,
 )
 
@@ -69,18 +71,6 @@ _PAPER_PAGE: Final = "https://www.semanticscholar.org/paper/"
 _DATE: Final = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _MAX_ITEMS: Final = 200
 _SNIPPET_RAW_MAX: Final = 2000
-# How far back an unfinished tag or entity reference at the cut is looked for.
-_TAG_REACH: Final = 500
-_ENTITY_REACH: Final = 40
-
-
-def _with_query(endpoint: str, params: list[tuple[str, str]]) -> str:
-    """The endpoint with ``params`` appended; scheme, host and path stay the endpoint's."""
-    parts = urlsplit(endpoint)
-    query = urlencode(params)
-    if parts.query:
-        query = f"{parts.query}&{query}"
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
 
 
 def _search_text(text: str) -> str:
@@ -111,39 +101,15 @@ def build_request(query: EngineQuery) -> EngineRequest:
         credential_headers = frozenset({KEY_HEADER})
     return EngineRequest(
         method="GET",
-        url=_with_query(query.endpoint, params),
+        url=append_query(query.endpoint, params),
         headers=tuple(headers),
         credential_headers=credential_headers,
     )
 
 
-def _clip(raw: str, limit: int) -> str:
-    """The first part of raw text, never cut inside a tag or an entity reference."""
-    if len(raw) <= limit:
-        return raw
-    cut = raw[:limit]
-    for opener, closer, reach in (("<", ">", _TAG_REACH), ("&", ";", _ENTITY_REACH)):
-        start = cut.rfind(opener)
-        if start != -1 and cut.rfind(closer) < start and len(cut) - start <= reach:
-            cut = cut[:start]
-    return cut
-
-
-def _http_url(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parts = urlsplit(value.strip())
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        return None
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, parts.fragment))
-
-
 def _url(item: dict[str, Any]) -> str | None:
     """The paper's Semantic Scholar page (the link back the licence asks for)."""
-    url = _http_url(item.get("url"))
+    url = http_url(item.get("url"))
     if url is not None:
         return url
     paper_id = item.get("paperId")
@@ -197,7 +163,7 @@ def parse(response: EngineResponse) -> list[RawResult]:
             RawResult(
                 url=url,
                 title=title,
-                snippet=_clip(abstract, _SNIPPET_RAW_MAX) if isinstance(abstract, str) else "",
+                snippet=clip_raw(abstract, _SNIPPET_RAW_MAX) if isinstance(abstract, str) else "",
                 rank=len(results) + 1,
                 date=_date(item.get("publicationDate")),
             )

@@ -12,7 +12,6 @@ import json
 import math
 from datetime import UTC, datetime
 from typing import Any, Final, NoReturn
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, TimeRange
 from rypsok.engines.base import (
@@ -24,7 +23,10 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    append_query,
     check_status,
+    clip_raw,
+    http_url,
     looks_like_challenge,
 )
 
@@ -84,21 +86,9 @@ _AUTH_ERROR_NAMES: Final = frozenset(
 _THROTTLE_ERROR_ID: Final = 502
 _MAX_ITEMS: Final = 200
 _SNIPPET_RAW_MAX: Final = 2000
-# How far back an unfinished tag or entity reference at the cut is looked for.
-_TAG_REACH: Final = 500
-_ENTITY_REACH: Final = 40
 # Epoch seconds accepted as a creation date: 2008-01-01 (before Stack Overflow) to 2100.
 _EPOCH_MIN: Final = 1_199_145_600
 _EPOCH_MAX: Final = 4_102_444_800
-
-
-def _with_query(endpoint: str, params: list[tuple[str, str]]) -> str:
-    """The endpoint with ``params`` appended; scheme, host and path stay the endpoint's."""
-    parts = urlsplit(endpoint)
-    query = urlencode(params)
-    if parts.query:
-        query = f"{parts.query}&{query}"
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
 
 
 def build_request(query: EngineQuery) -> EngineRequest:
@@ -122,7 +112,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
         params.append(("key", query.credential.reveal()))
     return EngineRequest(
         method="GET",
-        url=_with_query(query.endpoint, params),
+        url=append_query(query.endpoint, params),
         headers=(("Accept", "application/json"),),
     )
 
@@ -191,34 +181,6 @@ def _wrapper(response: EngineResponse) -> dict[str, Any]:
     return data
 
 
-def _clip(raw: str, limit: int) -> str:
-    """The first part of raw text, never cut inside a tag or an entity reference.
-
-    Only a short unfinished tail is dropped: a bare ``<`` or ``&`` far from the end is text,
-    not markup, and must not cost the rest of the snippet.
-    """
-    if len(raw) <= limit:
-        return raw
-    cut = raw[:limit]
-    for opener, closer, reach in (("<", ">", _TAG_REACH), ("&", ";", _ENTITY_REACH)):
-        start = cut.rfind(opener)
-        if start != -1 and cut.rfind(closer) < start and len(cut) - start <= reach:
-            cut = cut[:start]
-    return cut
-
-
-def _link(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parts = urlsplit(value.strip())
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        return None
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, parts.fragment))
-
-
 def _date(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
@@ -247,7 +209,7 @@ def parse(response: EngineResponse) -> list[RawResult]:
         if not isinstance(item, dict):
             continue
         title = item.get("title")
-        url = _link(item.get("link"))
+        url = http_url(item.get("link"))
         if not isinstance(title, str) or not title.strip() or url is None:
             continue  # a malformed item costs itself only
         body = item.get("body")
@@ -255,7 +217,7 @@ def parse(response: EngineResponse) -> list[RawResult]:
             RawResult(
                 url=url,
                 title=title,
-                snippet=_clip(body, _SNIPPET_RAW_MAX) if isinstance(body, str) else "",
+                snippet=clip_raw(body, _SNIPPET_RAW_MAX) if isinstance(body, str) else "",
                 rank=len(results) + 1,
                 date=_date(item.get("creation_date")),
             )

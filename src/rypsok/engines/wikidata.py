@@ -8,7 +8,6 @@ the host. It matches entity labels and aliases, not full text.
 from __future__ import annotations
 
 from typing import Any, Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass
 from rypsok.engines.base import (
@@ -19,8 +18,10 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    is_http_url,
     load_json,
-    parse_retry_after,
+    replace_query,
+    retry_after,
 )
 
 ADMISSION: Final = AdmissionRecord(
@@ -74,7 +75,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
     }
     return EngineRequest(
         method="GET",
-        url=_url(query.endpoint, params),
+        url=replace_query(query.endpoint, params),
         headers=(("Accept", "application/json"),),
     )
 
@@ -103,11 +104,6 @@ def _count(requested: int) -> int:
     return max(1, min(requested, ADMISSION.max_results))
 
 
-def _url(endpoint: str, params: dict[str, str]) -> str:
-    parts = urlsplit(endpoint)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
-
-
 def _raise_api_error(body: dict[str, Any], response: EngineResponse) -> None:
     """MediaWiki answers errors with HTTP 200 and an ``error`` object; classify by its code."""
     error = body.get("error")
@@ -116,9 +112,7 @@ def _raise_api_error(body: dict[str, Any], response: EngineResponse) -> None:
     code = error.get("code") if isinstance(error, dict) else None
     if code in _RATE_LIMIT_CODES:
         # maxlag comes with a Retry-After header (Manual:Maxlag_parameter).
-        raise EngineFailure(
-            FailureClass.RATE_LIMITED, parse_retry_after(response.headers.get("retry-after"))
-        )
+        raise EngineFailure(FailureClass.RATE_LIMITED, retry_after(response.headers))
     if code in _AUTH_CODES:
         raise EngineFailure(FailureClass.AUTH_FAILURE)
     raise EngineFailure(FailureClass.REQUEST_FAILURE)
@@ -144,17 +138,9 @@ def _entity_url(hit: dict[str, Any]) -> str | None:
         value = value.strip()
         if value.startswith("//"):
             value = "https:" + value
-        if _is_http_url(value):
+        if is_http_url(value):
             return value
     return None
-
-
-def _is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _display(hit: dict[str, Any], term: str) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any, Final
-from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass
 from rypsok.engines.base import (
@@ -22,7 +22,8 @@ from rypsok.engines.base import (
     RateLimit,
     RawResult,
     load_json,
-    parse_retry_after,
+    replace_query,
+    retry_after,
 )
 
 ADMISSION: Final = AdmissionRecord(
@@ -80,7 +81,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
     }
     return EngineRequest(
         method="GET",
-        url=_url(query.endpoint, params),
+        url=replace_query(query.endpoint, params),
         headers=(("Accept", "application/json"),),
     )
 
@@ -117,11 +118,6 @@ def _count(requested: int) -> int:
     return max(1, min(requested, ADMISSION.max_results))
 
 
-def _url(endpoint: str, params: dict[str, str]) -> str:
-    parts = urlsplit(endpoint)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
-
-
 def _raise_api_error(body: dict[str, Any], response: EngineResponse) -> None:
     """MediaWiki answers errors with HTTP 200 and an ``error`` object; classify by its code."""
     error = body.get("error")
@@ -130,9 +126,7 @@ def _raise_api_error(body: dict[str, Any], response: EngineResponse) -> None:
     code = error.get("code") if isinstance(error, dict) else None
     if code in _RATE_LIMIT_CODES:
         # maxlag comes with a Retry-After header (Manual:Maxlag_parameter).
-        raise EngineFailure(
-            FailureClass.RATE_LIMITED, parse_retry_after(response.headers.get("retry-after"))
-        )
+        raise EngineFailure(FailureClass.RATE_LIMITED, retry_after(response.headers))
     if code in _AUTH_CODES:
         raise EngineFailure(FailureClass.AUTH_FAILURE)
     raise EngineFailure(FailureClass.REQUEST_FAILURE)

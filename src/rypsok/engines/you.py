@@ -8,11 +8,8 @@ query-aware ``snippets`` entry, else the page ``description``. Errors are JSON o
 
 from __future__ import annotations
 
-import email.utils
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.contract.vocabulary import Category, FailureClass, TimeRange
 from rypsok.engines.base import (
@@ -23,8 +20,10 @@ from rypsok.engines.base import (
     EngineResponse,
     RateLimit,
     RawResult,
+    is_http_url,
     load_json,
-    parse_retry_after,
+    replace_query,
+    retry_after,
 )
 
 # rypsok language (primary subtag) -> You.com ``language`` (its Language enum, upper case).
@@ -121,7 +120,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
         credential_headers = frozenset({CREDENTIAL_HEADER})
     return EngineRequest(
         method="GET",
-        url=_url(query.endpoint, params),
+        url=replace_query(query.endpoint, params),
         headers=tuple(headers),
         credential_headers=credential_headers,
     )
@@ -130,7 +129,7 @@ def build_request(query: EngineQuery) -> EngineRequest:
 def parse(response: EngineResponse) -> list[RawResult]:
     """``results.web`` in You.com's order; no ``web`` section means no web results."""
     if response.status in (429, _QUOTA_STATUS):
-        raise EngineFailure(FailureClass.RATE_LIMITED, _retry_after(response.headers))
+        raise EngineFailure(FailureClass.RATE_LIMITED, retry_after(response.headers))
     body = load_json(response)
     if not isinstance(body, dict):
         raise EngineFailure(FailureClass.PARSE_FAILURE)
@@ -158,28 +157,6 @@ def _count(requested: int) -> int:
     return max(1, min(requested, ADMISSION.max_results))
 
 
-def _url(endpoint: str, params: dict[str, str]) -> str:
-    parts = urlsplit(endpoint)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(params), ""))
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """``retry-after`` (seconds or an HTTP date measured against the response's ``date``)."""
-    return parse_retry_after(headers.get("retry-after"), now=_server_time(headers.get("date")))
-
-
-def _server_time(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        when = email.utils.parsedate_to_datetime(value[:64])
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when is None or when.tzinfo is None:
-        return None
-    return when.timestamp()
-
-
 def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(item, dict):
         return None
@@ -188,7 +165,7 @@ def _result(item: object, rank: int) -> RawResult | None:
     if not isinstance(title, str) or not title.strip() or not isinstance(url, str):
         return None
     url = url.strip()
-    if not _is_http_url(url):
+    if not is_http_url(url):
         return None
     return RawResult(
         url=url,
@@ -208,14 +185,6 @@ def _snippet(item: dict[str, Any]) -> str:
                 return snippet
     description = item.get("description")
     return description if isinstance(description, str) else ""
-
-
-def _is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _date(value: object) -> str | None:

@@ -22,7 +22,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from functools import partial
+from typing import Literal, TypeVar
 
 import anyio
 
@@ -45,7 +46,7 @@ from rypsok.engines.base import (
 from rypsok.engines.catalog import ConfiguredEngine
 from rypsok.health.circuits import Admission
 from rypsok.health.monitor import EngineMonitor
-from rypsok.health.provider_limits import ProviderLimits, ProviderSkip
+from rypsok.health.provider_limits import ProviderLimits, ProviderSkip, ProviderSlot
 from rypsok.logs import log_event
 from rypsok.search.fuse import EngineResult, fuse
 from rypsok.search.results import CleaningTally, clean_results
@@ -61,6 +62,7 @@ Sender = Callable[..., Awaitable[EngineResponse]]
 max_bytes)``: :meth:`rypsok.egress.gateway.Egress.engine_request` in production."""
 
 _TIMEOUT_REASONS = frozenset({EgressReason.TIMEOUT})
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,13 +198,17 @@ class SearchPipeline:
             self._monitor.release(admission)
             return EngineOutcome(engine_id, "skipped_limit")
         started = time.monotonic()
+        slots = [slot]  # a two-step driver's second request adds its own
         recorded = False
         try:
-            outcome = await self._request(engine, query, phase_end, admission, started, context)
+            outcome = await self._request(
+                engine, query, phase_end, admission, started, context, slots
+            )
             recorded = True
             return outcome
         finally:
-            slot.release()
+            for held in slots:
+                held.release()  # a second release does nothing
             if not recorded:  # cancelled: no verdict on the engine (REQ-AGG-006)
                 self._monitor.release(admission)
             log_event(
@@ -222,27 +228,34 @@ class SearchPipeline:
         admission: Admission,
         started: float,
         context: CallContext,
+        slots: list[ProviderSlot],
     ) -> EngineOutcome:
         engine_id = engine.engine_id
-        search = self._settings.search
-        record = engine.driver.admission
+        driver = engine.driver
         retry_after: float | None = None
+        # Both requests of a two-step driver end by the one per-engine timeout (LIM-S5).
+        engine_end = min(
+            time.monotonic() + self._settings.search.engine_timeout_ms / 1000, phase_end
+        )
         try:
-            request: EngineRequest = engine.driver.build_request(query)
-            total_s = min(search.engine_timeout_ms / 1000, phase_end - time.monotonic())
-            response = await self._send(
-                request,
-                endpoint=query.endpoint,
-                explicit_endpoint=engine.explicit_endpoint,
-                connect_timeout_s=min(search.connect_timeout_ms / 1000, total_s),
-                total_timeout_s=total_s,
-                max_bytes=record.max_response_bytes,
-            )
-            # Scraping drivers parse HTML pages: always off the event loop (REQ-ENG-015).
-            if engine.driver.scraping or len(response.body) > THREAD_PARSE_BYTES:
-                results = await anyio.to_thread.run_sync(engine.driver.parse, response)
+            request: EngineRequest = driver.build_request(query)
+            response = await self._exchange(engine, query, request, engine_end)
+            if driver.follow_up is None:
+                results = await self._read(engine, driver.parse, response)
             else:
-                results = engine.driver.parse(response)
+                step = await self._read(engine, partial(driver.follow_up, query), response)
+                if isinstance(step, EngineRequest):  # the second and last request
+                    slots[0].release()  # the engine's concurrency cap may be one
+                    if engine_end - time.monotonic() < MIN_REQUEST_S:
+                        raise EngineFailure(FailureClass.TIMEOUT)
+                    second = await self._limits.acquire(engine_id, engine_end - MIN_REQUEST_S)
+                    if isinstance(second, ProviderSkip):
+                        self._monitor.release(admission)
+                        return EngineOutcome(engine_id, "skipped_limit")
+                    slots.append(second)
+                    response = await self._exchange(engine, query, step, engine_end)
+                    step = await self._read(engine, driver.parse, response)
+                results = step
         except EngineFailure as failure:
             failure_class, retry_after = failure.failure_class, failure.retry_after_s
         except EgressError as error:
@@ -277,6 +290,33 @@ class SearchPipeline:
             duration_ms=round(latency_ms, 1),
         )
         return EngineOutcome(engine_id, "failed", failure=failure_class)
+
+    async def _exchange(
+        self, engine: ConfiguredEngine, query: EngineQuery, request: EngineRequest, end: float
+    ) -> EngineResponse:
+        """Send one engine request under the engine profile; it must end by ``end``."""
+        search = self._settings.search
+        total_s = end - time.monotonic()
+        return await self._send(
+            request,
+            endpoint=query.endpoint,
+            explicit_endpoint=engine.explicit_endpoint,
+            connect_timeout_s=min(search.connect_timeout_ms / 1000, total_s),
+            total_timeout_s=total_s,
+            max_bytes=engine.driver.admission.max_response_bytes,
+        )
+
+    async def _read(
+        self,
+        engine: ConfiguredEngine,
+        read: Callable[[EngineResponse], _T],
+        response: EngineResponse,
+    ) -> _T:
+        """A driver function on an answer; scraping drivers' and large bodies off the loop."""
+        # Scraping drivers parse HTML pages: always off the event loop (REQ-ENG-015).
+        if engine.driver.scraping or len(response.body) > THREAD_PARSE_BYTES:
+            return await anyio.to_thread.run_sync(read, response)
+        return read(response)
 
     async def search(self, args: SearchArguments, context: CallContext) -> SearchResponse:
         """Run one search to its response, or raise the call's :class:`ToolFailure`."""
