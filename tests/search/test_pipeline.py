@@ -361,3 +361,31 @@ async def test_req_agg_004_searxng_unresponsive_sources_make_a_partial_outcome()
     assert "SEARXNG-PROVIDER-TEXT" not in json.dumps(data) + "\n".join(logs.lines)
     sent = server.requests[0]
     assert sent.method == "POST" and "cookie" not in sent.headers
+
+
+async def test_req_obs_005_engine_failure_log_names_the_egress_reason() -> None:
+    """REQ-OBS-005, REQ-ENG-006: when the egress refuses or cannot reach an engine, the
+    engine_failed log line carries rypsok's own reason word (connect_failed here; for a
+    configured proxy, proxy_failure), so the operator knows what to check; the caller still
+    sees only the failure class."""
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    entries: dict[str, Any] = {e: {"enabled": False} for e in DRIVER_MODULES}
+    entries["hackernews"] = {"enabled": True, "endpoint": f"http://127.0.0.1:{port}/hn"}
+    settings = parse_settings(
+        {"schema_version": 1, "engines": entries, "service": {"contact": "ops@example.org"}}
+    )
+    logger = logging.getLogger("rypsok.test.egress_reason")
+    logger.setLevel(logging.DEBUG)
+    capture = LogCapture()
+    logger.addHandler(capture)
+    async with runtime(settings, logger) as services:
+        data = await search(services, query="rust", category="news")
+    assert data["outcome"] == "error"
+    failed = [json.loads(line) for line in capture.lines if '"engine_failed"' in line]
+    assert failed and failed[0]["failure"] == "request_failure"
+    assert failed[0]["egress_reason"] == "connect_failed"
+    assert "connect_failed" not in json.dumps(data)

@@ -233,6 +233,9 @@ class SearchPipeline:
         engine_id = engine.engine_id
         driver = engine.driver
         retry_after: float | None = None
+        # The egress's own reason (e.g. proxy_failure, tls_failure): a fixed word of rypsok's,
+        # never provider text, and what tells the operator which setting to check.
+        egress_reason: str | None = None
         # Both requests of a two-step driver end by the one per-engine timeout (LIM-S5).
         engine_end = min(
             time.monotonic() + self._settings.search.engine_timeout_ms / 1000, phase_end
@@ -260,6 +263,7 @@ class SearchPipeline:
             failure_class, retry_after = failure.failure_class, failure.retry_after_s
         except EgressError as error:
             failure_class = _classify_egress(error)
+            egress_reason = error.reason.value
         except Exception as exc:  # a driver bug is contained to its engine (REQ-AGG-007)
             log_event(
                 self._logger,
@@ -287,6 +291,7 @@ class SearchPipeline:
             request_id=context.request_id,
             engine=engine_id,
             failure=failure_class.value,
+            egress_reason=egress_reason,
             duration_ms=round(latency_ms, 1),
         )
         return EngineOutcome(engine_id, "failed", failure=failure_class)
