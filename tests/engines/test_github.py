@@ -267,3 +267,25 @@ def test_req_eng_006_service_unavailable_without_retry_after() -> None:
     """REQ-ENG-006: 503 without Retry-After is a request_failure."""
     response = respond(fixture(ENGINE, "error_page.html"), 503, TEXT)
     expect_failure(github.parse, response, FailureClass.REQUEST_FAILURE)
+
+
+def test_req_cmp_002_a_configured_key_raises_the_admitted_rate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """REQ-CMP-002, REQ-CFG-004: with a key configured by reference the provider's keyed rate
+    is in force; without one the keyless rate holds."""
+    from rypsok.config.load import parse_settings
+    from rypsok.engines.base import RateLimit
+    from rypsok.engines.catalog import resolve_engines
+
+    monkeypatch.setenv("RYPSOK_TEST_GITHUB_KEY", "k" * 40)
+
+    def rate(entry: dict[str, Any]) -> RateLimit:
+        settings = parse_settings({"schema_version": 1, "engines": {"github": entry}})
+        engine = next(x for x in resolve_engines(settings) if x.engine_id == "github")
+        return engine.driver.admission.rate
+
+    record = github.ADMISSION
+    assert record.keyed_rate is not None and record.keyed_rate != record.rate
+    assert rate({}) == record.rate
+    assert rate({"api_key_env": "RYPSOK_TEST_GITHUB_KEY"}) == record.keyed_rate

@@ -158,11 +158,15 @@ def test_req_cfg_004_a_key_puts_the_keyed_rate_in_force(monkeypatch: pytest.Monk
     assert not default.active
     assert default.inactive_reason == "off by default; set enabled = true"
     # Engines without a keyed rate keep their record as it is.
-    stack = parse_settings(
-        {"schema_version": 1, "engines": {"github": {"api_key_env": "RYPSOK_TEST_NCBI_KEY"}}}
+    other = parse_settings(
+        {
+            "schema_version": 1,
+            "engines": {"semanticscholar": {"api_key_env": "RYPSOK_TEST_NCBI_KEY"}},
+        }
     )
-    github = next(e for e in resolve_engines(stack) if e.engine_id == "github")
-    assert github.driver.admission.rate == load_driver("github").admission.rate
+    scholar = next(e for e in resolve_engines(other) if e.engine_id == "semanticscholar")
+    assert scholar.credential is not None
+    assert scholar.driver.admission.rate == load_driver("semanticscholar").admission.rate
 
 
 # --- the ESearch request ------------------------------------------------------------------

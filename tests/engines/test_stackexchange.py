@@ -13,6 +13,7 @@ import email.utils
 import random
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -391,3 +392,25 @@ def test_link_that_cannot_be_split_is_skipped() -> None:
         b' "quota_remaining": 9}'
     )
     assert [r.title for r in stackexchange.parse(respond(answer))] == ["b"]
+
+
+def test_req_cmp_002_a_configured_key_raises_the_admitted_rate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """REQ-CMP-002, REQ-CFG-004: with a key configured by reference the provider's keyed rate
+    is in force; without one the keyless rate holds."""
+    from rypsok.config.load import parse_settings
+    from rypsok.engines.base import RateLimit
+    from rypsok.engines.catalog import resolve_engines
+
+    monkeypatch.setenv("RYPSOK_TEST_STACKEXCHANGE_KEY", "k" * 40)
+
+    def rate(entry: dict[str, Any]) -> RateLimit:
+        settings = parse_settings({"schema_version": 1, "engines": {"stackexchange": entry}})
+        engine = next(x for x in resolve_engines(settings) if x.engine_id == "stackexchange")
+        return engine.driver.admission.rate
+
+    record = stackexchange.ADMISSION
+    assert record.keyed_rate is not None and record.keyed_rate != record.rate
+    assert rate({}) == record.rate
+    assert rate({"api_key_env": "RYPSOK_TEST_STACKEXCHANGE_KEY"}) == record.keyed_rate

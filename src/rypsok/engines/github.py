@@ -39,9 +39,10 @@ ADMISSION: Final = AdmissionRecord(
         "unauthenticated search limit, a token raises it. Continuing while limited can get the "
         "integration banned."
     ),
-    # Search: 10 requests/min without a token (per IP), 30/min with one. The record keeps the
-    # keyless value, which holds whether or not a token is configured.
+    # Search: 10 requests/min without a token (per IP), 30/min with one (keyed_rate, in force
+    # when a token is configured).
     rate=RateLimit(requests=10, per_seconds=60.0),
+    keyed_rate=RateLimit(requests=30, per_seconds=60.0),
     max_in_flight=2,
     attribution_required=False,
     license="GitHub Terms of Service; repository metadata as published by its owners",

@@ -41,9 +41,10 @@ ADMISSION: Final = AdmissionRecord(
         "(https://api.stackexchange.com/docs/throttle). The key is sent as the key query "
         "parameter, so it is part of the URL, which only goes to the endpoint's origin."
     ),
-    # Without a key: 300 requests per day per IP (with a key 10,000); never above 30/s.
-    # The record keeps the keyless quota, which holds in both cases.
+    # Without a key: 300 requests per day per IP; with one 10,000 (keyed_rate, in force when a
+    # key is configured); never above 30/s.
     rate=RateLimit(requests=300, per_seconds=86_400.0),
+    keyed_rate=RateLimit(requests=10_000, per_seconds=86_400.0),
     max_in_flight=2,
     attribution_required=True,
     license="CC BY-SA (2.5, 3.0 or 4.0 by post date): link to the question, name its author",
