@@ -292,3 +292,14 @@ async def test_req_agg_002_the_second_request_gets_what_is_left_of_the_timeout()
     (_, _, _, first), (_, _, _, second) = harness.sent
     assert first <= 3.5  # LIM-S5, the default per-engine timeout
     assert first - second >= 0.3
+
+
+@pytest.mark.req("REQ-OBS-002")
+async def test_req_obs_002_both_requests_are_counted_as_sent() -> None:
+    """REQ-OBS-002: rypsok_engine_requests_total counts requests sent, so a two-step search
+    counts two; its latency is observed once, for the engine's whole answer."""
+    harness = Harness(RateLimit(3, 1.0))
+    assert (await harness.search()).outcome.value == "ok"
+    snapshot = harness.metrics.snapshot()
+    assert snapshot["engine_requests"] == {"pubmed": 2}
+    assert snapshot["engine_latency_ms"]["pubmed"]["count"] == 1

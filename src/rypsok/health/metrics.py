@@ -88,8 +88,8 @@ class _Family:
     histograms: dict[Labels, _Histogram] = field(default_factory=dict)
     bounds_s: tuple[float, ...] | None = None  # set for histograms
 
-    def inc(self, labels: Labels) -> None:
-        self.counters[labels] = self.counters.get(labels, 0) + 1
+    def inc(self, labels: Labels, amount: int = 1) -> None:
+        self.counters[labels] = self.counters.get(labels, 0) + amount
 
     def observe(self, labels: Labels, latency_ms: float) -> None:
         if self.bounds_s is None:
@@ -179,11 +179,17 @@ class Metrics:
     # --- recording --------------------------------------------------------------------------
 
     def engine_request(
-        self, engine: str, latency_ms: float, failure: FailureClass | None = None
+        self,
+        engine: str,
+        latency_ms: float,
+        failure: FailureClass | None = None,
+        *,
+        requests: int = 1,
     ) -> None:
-        """One engine request ended after ``latency_ms``; ``failure`` is its class if it failed."""
+        """One engine's part of a search ended after ``latency_ms``, having sent ``requests``
+        requests (two for a two-step driver); ``failure`` is its class if it failed."""
         key = (engine_label(engine),)
-        self._engine_requests.inc(key)
+        self._engine_requests.inc(key, requests)
         self._engine_latency.observe(key, latency_ms)
         if failure is not None:
             self._engine_errors.inc((key[0], FailureClass(failure).value))

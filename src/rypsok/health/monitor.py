@@ -54,10 +54,15 @@ class EngineMonitor:
         return self.circuits.admit(engine)
 
     def record_success(
-        self, engine: str, latency_ms: float, admission: Admission | None = None
+        self,
+        engine: str,
+        latency_ms: float,
+        admission: Admission | None = None,
+        *,
+        requests: int = 1,
     ) -> None:
-        """A request answered after ``latency_ms``."""
-        self.metrics.engine_request(engine, latency_ms)
+        """The engine answered after ``latency_ms``, having been sent ``requests`` requests."""
+        self.metrics.engine_request(engine, latency_ms, requests=requests)
         self.latency.record(engine, latency_ms)
         self.circuits.record_success(engine, admission)
 
@@ -68,9 +73,12 @@ class EngineMonitor:
         latency_ms: float,
         retry_after_s: float | None = None,
         admission: Admission | None = None,
+        *,
+        requests: int = 1,
     ) -> None:
-        """A request failed with ``failure_class`` after ``latency_ms``."""
-        self.metrics.engine_request(engine, latency_ms, failure_class)
+        """The engine failed with ``failure_class`` after ``latency_ms`` and ``requests``
+        requests."""
+        self.metrics.engine_request(engine, latency_ms, failure_class, requests=requests)
         self.circuits.record_failure(engine, failure_class, retry_after_s, admission)
 
     def release(self, admission: Admission) -> None:

@@ -275,7 +275,7 @@ class SearchPipeline:
             failure_class = FailureClass.PARSE_FAILURE
         else:
             latency_ms = (time.monotonic() - started) * 1000
-            self._monitor.record_success(engine_id, latency_ms, admission)
+            self._monitor.record_success(engine_id, latency_ms, admission, requests=len(slots))
             return EngineOutcome(
                 engine_id,
                 "answered",
@@ -283,7 +283,9 @@ class SearchPipeline:
                 unresponsive_sources=getattr(results, "unresponsive_sources", 0),
             )
         latency_ms = (time.monotonic() - started) * 1000
-        self._monitor.record_failure(engine_id, failure_class, latency_ms, retry_after, admission)
+        self._monitor.record_failure(
+            engine_id, failure_class, latency_ms, retry_after, admission, requests=len(slots)
+        )
         log_event(
             self._logger,
             logging.INFO,
