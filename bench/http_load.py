@@ -3,13 +3,13 @@
 Three simulated science engines (arXiv, Crossref, Europe PMC answering the drivers' fixtures
 after DELAY ms, bench/sim_engines.py) run in their own process on loopback. rypsok runs as
 ``rypsok serve --transport http`` in a third process (or, with ``--replicas N``, N processes,
-each a replica on its own port, the way docs/http.md scales rypsok), started through this file's ``--serve``
-mode, which only raises the provider limits before handing over to the real command line:
-every engine's admitted rate and concurrency become the load's (the admission records would
-otherwise allow Crossref 5 requests a second, as they must in production), and the config
-raises the invocation limit (LIM-C6) and the process's engine requests in flight (LIM-C1).
-Everything else — uvicorn, the middleware, the SDK, the call runner, the pipeline, logging
-at info — is what production runs.
+each a replica on its own port, the way docs/http.md scales rypsok), started through this
+file's ``--serve`` mode, which only raises the provider limits before handing over to the real
+command line: every engine's admitted rate and concurrency become the load's (the admission
+records would otherwise allow Crossref 5 requests a second, as they must in production), and
+the config raises the invocation limit (LIM-C6) and the process's engine requests in flight
+(LIM-C1). Everything else — uvicorn, the middleware, the SDK, the call runner, the pipeline,
+logging at info — is what production runs.
 
 The load comes from N clients, each one HTTP/1.1 keep-alive connection sending one
 web_search after another: 2026-07-28 requests (sessionless) by default, or handshake-era
@@ -245,7 +245,7 @@ async def one_call(conn: Connection, era: str, request_id: int) -> bool:
 
 
 async def drive(
-    ports: list[int], era: str, calls: int, concurrency: int
+    ports: list[int], era: str, calls: int, concurrency: int, stagger_s: float
 ) -> tuple[list[float], int, float]:
     """``calls`` calls from ``concurrency`` clients: latencies (s), errors, wall time (s).
 
@@ -260,8 +260,10 @@ async def drive(
     errors = 0
     todo = iter(range(calls))
 
-    async def worker(conn: Connection) -> None:
+    async def worker(index: int, conn: Connection) -> None:
         nonlocal errors
+        # Staggered starts (see bench/search_overhead.py's drive): no lockstep waves.
+        await asyncio.sleep(index * stagger_s / concurrency)
         for n in todo:
             started = time.perf_counter()
             try:
@@ -275,7 +277,7 @@ async def drive(
             errors += not ok
 
     wall0 = time.perf_counter()
-    await asyncio.gather(*(worker(c) for c in connections))
+    await asyncio.gather(*(worker(n, c) for n, c in enumerate(connections)))
     wall = time.perf_counter() - wall0
     for conn in connections:
         await conn.close()
@@ -296,10 +298,12 @@ async def measure(
     rows = []
     for concurrency in args.levels:
         calls = args.calls if concurrency > 1 else max(100, args.calls // 10)
-        await drive(ports, args.era, min(200, calls), concurrency)  # warm-up: pools, caches
+        await drive(
+            ports, args.era, min(200, calls), concurrency, delay_s
+        )  # warm-up: pools, caches
         cpu0 = sum(cpu_ticks(pid) for pid in pids)
         sim0, own0 = cpu_ticks(sim_pid), time.process_time()
-        latencies, errors, wall = await drive(ports, args.era, calls, concurrency)
+        latencies, errors, wall = await drive(ports, args.era, calls, concurrency, delay_s)
         cpu_s = (sum(cpu_ticks(pid) for pid in pids) - cpu0) / tick
         sim_s = (cpu_ticks(sim_pid) - sim0) / tick
         own_s = time.process_time() - own0

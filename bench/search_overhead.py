@@ -67,15 +67,21 @@ def cpu_s() -> float:
 
 
 async def drive(
-    call: Callable[[], Awaitable[bool]], calls: int, concurrency: int
+    call: Callable[[], Awaitable[bool]], calls: int, concurrency: int, stagger_s: float
 ) -> tuple[list[float], int, float, float]:
-    """Run ``calls`` calls with ``concurrency`` at once: latencies, errors, CPU s, wall s."""
+    """Run ``calls`` calls with ``concurrency`` at once: latencies, errors, CPU s, wall s.
+
+    The callers start ``stagger_s / concurrency`` apart: started together against engines
+    that all answer after exactly the same delay, they would stay in lockstep, every answer
+    of a wave arriving in the same millisecond, which real engines' spread never produces.
+    """
     latencies: list[float] = []
     errors = 0
     todo = iter(range(calls))
 
-    async def worker() -> None:
+    async def worker(index: int) -> None:
         nonlocal errors
+        await asyncio.sleep(index * stagger_s / concurrency)
         for _ in todo:
             started = time.perf_counter()
             ok = await call()
@@ -83,7 +89,7 @@ async def drive(
             errors += not ok
 
     cpu0, wall0 = cpu_s(), time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    await asyncio.gather(*(worker(n) for n in range(concurrency)))
     return latencies, errors, cpu_s() - cpu0, time.perf_counter() - wall0
 
 
@@ -171,10 +177,13 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
                 return result.structured["outcome"] == "ok"
 
             # Warm-up at full concurrency: imports, and every connection the run will use.
-            await drive(rypsok_call, 2 * concurrency, concurrency)
+            await drive(rypsok_call, 2 * concurrency, concurrency, delay_s)
             rows.append(
                 summary(
-                    "rypsok", delay_s, concurrency, await drive(rypsok_call, calls, concurrency)
+                    "rypsok",
+                    delay_s,
+                    concurrency,
+                    await drive(rypsok_call, calls, concurrency, delay_s),
                 )
             )
             await egress.aclose()
@@ -190,13 +199,13 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
                 await asyncio.gather(*(one(e, path) for e, (path, _) in ENGINES.items()))
                 return True
 
-            await drive(bare_call, 2 * concurrency, concurrency)
+            await drive(bare_call, 2 * concurrency, concurrency, delay_s)
             rows.append(
                 summary(
                     "bare fan-out (reference)",
                     delay_s,
                     concurrency,
-                    await drive(bare_call, calls, concurrency),
+                    await drive(bare_call, calls, concurrency, delay_s),
                 )
             )
             await pool.aclose()
