@@ -7,6 +7,7 @@ reach another origin; no redirect is followed; proxy variables are ignored.
 
 from __future__ import annotations
 
+import socket
 import ssl
 import threading
 from collections.abc import Callable
@@ -219,6 +220,27 @@ async def test_connections_kept_alive_and_resolved_once(
     assert engine.connections == 1
     assert engine_dns.count("engine.test", "A") == 1
     assert loopback_only == ["127.0.0.1"]
+
+
+async def test_a_connection_the_engine_closed_while_idle_is_not_reused(
+    make_egress: MakeEgress, engine_dns: DNSServer
+) -> None:
+    """REQ-AGG-008: the engine closes a kept-alive connection after answering (as servers do
+    when their idle timeout ends); the next request sees it closed before sending, opens a
+    new one and succeeds, although a request is never retried."""
+
+    def answer_then_hang_up(conn: Conn) -> None:
+        if conn.read_request() is not None:
+            conn.respond(200, (("Content-Type", "text/plain"),), b"fresh")
+            conn.sock.shutdown(socket.SHUT_RDWR)
+
+    with serving(answer_then_hang_up) as engine:
+        egress = make_egress(make_settings(dns_server=engine_dns.address))
+        endpoint = f"http://engine.test:{engine.port}/api"
+        for _ in range(3):
+            await anyio.sleep(0.05)  # the hang-up reaches the client's socket
+            assert (await send(egress, keyed(endpoint), endpoint, explicit=True)).body == b"fresh"
+    assert engine.connections == 3
 
 
 @pytest.mark.parametrize(
