@@ -46,6 +46,9 @@ PROPERTY = settings(deadline=None, database=None, max_examples=200)
 def test_req_sec_003_instruction_like_phrasing_is_detected(text: str) -> None:
     """REQ-SEC-003: known injection phrasing and chat-template role markers are flagged."""
     assert is_instruction_like(text)
+    # Short texts are scanned with one alternation, long ones pattern by pattern: both find it.
+    long_text = "Ordinary page text about graphene. " * 20 + "\n" + text + "\nMore page text."
+    assert is_instruction_like(long_text)
 
 
 @pytest.mark.parametrize(
@@ -99,3 +102,15 @@ def test_req_sec_003_everyday_queries_are_not_flagged(text: str) -> None:
 def test_req_sec_003_detection_never_fails(text: str) -> None:
     """REQ-SEC-003, REQ-SEC-014: any text, however malformed, gets an answer, not an error."""
     assert is_instruction_like(text) in (True, False)
+
+
+@PROPERTY
+@given(text=st.text(alphabet="ignoreal prviustchmdy:\n<|>#[]/", max_size=600))
+def test_req_sec_003_one_scan_and_pattern_by_pattern_agree(text: str) -> None:
+    """The one-alternation scan used for short texts flags exactly what the separate
+    patterns flag."""
+    from rypsok.boundary.instructions import _DETECTOR, _DETECTORS
+
+    haystack = "\n" + text.lower()
+    separately = any(d.search(haystack) is not None for d in _DETECTORS)
+    assert (_DETECTOR.search(haystack) is not None) == separately

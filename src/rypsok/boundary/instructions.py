@@ -98,9 +98,13 @@ _PATTERNS: Final[tuple[str, ...]] = (
     r"\n[ \t]*system[ \t]*:[ \t]*(?:you\b|ignore\b|from\s+now\b|new\s+instructions\b)",
 )
 
-# One alternation: a single scan of the text instead of one per pattern (half the time on
-# typical snippets); it matches exactly when one of the patterns does.
+_DETECTORS: Final = tuple(re.compile(pattern, re.MULTILINE) for pattern in _PATTERNS)
+# The same patterns as one alternation, which matches exactly when one of them does. A short
+# text (a title, a snippet) is scanned once instead of once per pattern, in about half the
+# time; on a long text (fetched content) the separate patterns are faster, each skipping ahead
+# to its own first literal, so the alternation is used up to this length only (measured).
 _DETECTOR: Final = re.compile("|".join(f"(?:{pattern})" for pattern in _PATTERNS), re.MULTILINE)
+_ONE_SCAN_MAX_CHARS: Final = 256
 
 
 def is_instruction_like(text: str) -> bool:
@@ -113,4 +117,6 @@ def is_instruction_like(text: str) -> bool:
         text = unicodedata.normalize("NFKC", text)
     # The leading newline puts a line start in front of the first line, too.
     haystack = "\n" + text.lower()
-    return _DETECTOR.search(haystack) is not None
+    if len(haystack) <= _ONE_SCAN_MAX_CHARS:
+        return _DETECTOR.search(haystack) is not None
+    return any(detector.search(haystack) is not None for detector in _DETECTORS)
