@@ -10,15 +10,19 @@ LIM-C5 = 2 workers, LIM-F3 = 4 MiB bodies).
 
 Steps, in one process:
 
-1. base: RSS of rypsok's process idle (1 s) after start and one small (20 KB) fetch; the
-   idle worker that served it is reported apart;
+1. base: RSS of rypsok's process idle (1 s) after start (the warm-up that starts the
+   workers) and one small (20 KB) fetch; the idle workers are reported apart;
 2. bomb: one fetch of a 1 MiB gzip body that inflates to 1 GiB, served with
    ``Content-Encoding: gzip``; it must end with ``too_large``, the process's RSS staying under
    150 MiB (the issue's target), shown by the sampler's peak and by VmHWM before and after;
-3. parse cost: one fetch of a 4 MiB page (just under LIM-F3) alone; the parse cost is the
-   high-water mark (VmHWM) of the worker that extracted it;
+3. parse cost: fetches of 4 MiB pages (just under LIM-F3) alone, one at a time, two per
+   worker; the parse cost is the highest high-water mark (VmHWM) of a worker after them (a
+   worker's first page leaves a lower mark, reported as well: a worker in service has done
+   more than one);
 4. 8 fetches at once of distinct 4 MiB pages from 8 loopback hosts (LIM-C4 is per host), three
-   rounds; peak of the sum, compared with base + LIM-C3 x LIM-F3 + LIM-C5 x parse cost.
+   rounds; peak of the sum, compared with base + LIM-C3 x LIM-F3 + LIM-C5 x parse cost. The
+   page server builds each round's pages before the round, so that all 8 bodies arrive at
+   once (it builds a page on its first request, which otherwise staggers them).
 
 Reference: the official fetch server's own ``fetch_url`` (bench/fetch_reference.py) on the same
 bomb, in a subprocess whose address space is limited to ``--reference-as-gib`` (default 4) with
@@ -52,12 +56,14 @@ from fetch_common import (
     page_url,
     rypsok,
     status_kib,
+    warm,
 )
 from fetch_pages import gzip_bomb
 from rypsok.config.limits import limit
 
 MIB = 1024 * 1024
 BIG = 4 * MIB - 8 * 1024  # a page just under LIM-F3 (4 MiB)
+SINGLE_SEED = 1000  # the pages of step 3, distinct from those of the rounds (seeds from 1)
 SMALL = 20_000
 
 
@@ -167,26 +173,44 @@ async def measure(port: int, server_pid: int, bomb_url: str, args: argparse.Name
                 "target_mib": 150,
                 "samples": sampler.samples,
             }
-            # 3. parse cost: one 4 MiB page alone, on a worker whose VmHWM we read after.
+            # 3. parse cost: 4 MiB pages alone, one at a time, two per worker (the pool hands
+            # sequential jobs to its workers in turn); the highest VmHWM of a worker after its
+            # second page is the parse cost of a worker in service, the first page's is lower.
+            warm(*(page_url(port, BIG, SINGLE_SEED + seed) for seed in range(2 * limit("LIM-C5"))))
             sampler.reset()
-            t0 = time.perf_counter()
-            single = await call(page_url(port, BIG, 0))
-            wall = time.perf_counter() - t0
+            singles = []
+            after_each: list[list[float]] = []
+            for seed in range(2 * limit("LIM-C5")):
+                t0 = time.perf_counter()
+                single = await call(page_url(port, BIG, SINGLE_SEED + seed))
+                singles.append((single.get("outcome"), round((time.perf_counter() - t0) * 1000)))
+                after_each.append([mib(v) for v in worker_kib(exclude, "VmHWM").values()])
             hwm = worker_kib(exclude, "VmHWM")
             parse_kib = max(hwm.values()) if hwm else 0
             result["single_4mib"] = {
-                "outcome": single.get("outcome"),
-                "wall_ms": round(wall * 1000, 1),
+                "pages": len(singles),
+                "outcomes": [o for o, _ in singles],
+                "wall_ms": [w for _, w in singles],
+                "worker_vmhwm_after_each_page_mib": after_each,
                 "worker_vmhwm_mib": [mib(v) for v in hwm.values()],
                 "parse_cost_mib": mib(parse_kib),
                 "process_and_descendants_rss_peak_mib": mib(sampler.peak_sum_kib),
             }
+            result["process_rss_before_rounds_mib"] = mib(status_kib(me, "VmRSS"))
             # 4. LIM-C3 fetches at once, distinct pages and hosts.
             concurrency = limit("LIM-C3")
             rounds = []
+            # Built by the page server beforehand, so that the 8 bodies of a round arrive
+            # together, as from 8 sites that answer at once (the worst case for the bodies).
+            warm(
+                *(
+                    page_url(port, BIG, 1 + r * concurrency + i, HOSTS[i % len(HOSTS)])
+                    for r in range(args.rounds)
+                    for i in range(concurrency)
+                )
+            )
             sampler.reset()
             for r in range(args.rounds):
-                t0 = time.perf_counter()
                 walls: list[float] = []
 
                 async def timed(url: str) -> dict[str, Any]:
@@ -195,12 +219,12 @@ async def measure(port: int, server_pid: int, bomb_url: str, args: argparse.Name
                     return answer
 
                 started = extractor.pool.stats.started
-                answers = await asyncio.gather(
-                    *(
-                        timed(page_url(port, BIG, 1 + r * concurrency + i, HOSTS[i % len(HOSTS)]))
-                        for i in range(concurrency)
-                    )
-                )
+                urls = [
+                    page_url(port, BIG, 1 + r * concurrency + i, HOSTS[i % len(HOSTS)])
+                    for i in range(concurrency)
+                ]
+                t0 = time.perf_counter()
+                answers = await asyncio.gather(*(timed(url) for url in urls))
                 rounds.append(
                     {
                         "wall_s": round(time.perf_counter() - t0, 2),

@@ -158,6 +158,7 @@ class _Core:
         self._stack = stack
         self._lock = anyio.Lock()
         self._handlers: tuple[SearchHandler, FetchHandler] | None = None
+        self._extractor: Any = None  # rypsok.fetch.Extractor, once assembled
 
     def _keepalive_per_origin(self) -> int:
         # As many idle connections as two engines sharing an origin run at once (brave and
@@ -170,6 +171,8 @@ class _Core:
         for name in CORE_MODULES:
             await anyio.to_thread.run_sync(importlib.import_module, name)
         await self.handlers()
+        # The extraction workers boot now (about 2 s), not inside the first fetches' deadlines.
+        await self._extractor.start()
 
     async def handlers(self) -> tuple[SearchHandler, FetchHandler]:
         """The web_search and web_fetch services, assembled on first use."""
@@ -244,6 +247,7 @@ class _Core:
         )
         extractor = Extractor(workers=fetch_settings.workers, sandbox=fetch_settings.sandbox)
         self._stack.push_async_callback(_close_shielded, extractor)
+        self._extractor = extractor
         log_event(
             logger, logging.INFO, "extraction_containment", containment=extractor.containment()
         )

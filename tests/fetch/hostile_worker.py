@@ -6,7 +6,8 @@ the handler differs. A body that starts with ``HOSTILE:`` runs a command:
 * ``HOSTILE:exit`` ends the process at once (a crash);
 * ``HOSTILE:allocate:<bytes>`` allocates that much memory (beyond RLIMIT_AS: MemoryError);
 * ``HOSTILE:spin`` burns CPU forever (ended by the parent's timeout or RLIMIT_CPU);
-* ``HOSTILE:sleep:<seconds>`` sleeps, then answers like a text page naming its process id;
+* ``HOSTILE:sleep:<seconds>[:<padding>]`` sleeps, then answers like a text page naming its
+  process id (the padding makes the body as big as a test needs);
 * ``HOSTILE:print`` writes to standard output, then answers;
 * ``HOSTILE:limits`` answers with the limits the worker runs under;
 * ``HOSTILE:garbage`` answers with a payload that is not a valid reply.
@@ -40,7 +41,7 @@ def _load() -> Handler:
 
     pipeline.warm_up()
 
-    def handle(job: dict[str, Any], body: bytes) -> bytes:
+    def handle(job: dict[str, Any], body: bytearray) -> bytes:
         if not body.startswith(b"HOSTILE:"):
             return pipeline.handle(job, body)
         command, _, argument = body[len(b"HOSTILE:") :].decode().partition(":")
@@ -53,7 +54,7 @@ def _load() -> Handler:
             while True:
                 pass
         if command == "sleep":
-            time.sleep(float(argument))
+            time.sleep(float(argument.split(":")[0]))  # anything after a second ":" is padding
             return _text(f"pid {os.getpid()}")
         if command == "print":
             print("garbage that must never reach the wire")

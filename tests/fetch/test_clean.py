@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rypsok.fetch import clean
 from rypsok.fetch.parse import parse_html
@@ -138,3 +140,19 @@ def test_heading_anchors_are_collected() -> None:
         ("usage", ("usage",)),
         ("faq", ("faq",)),
     ]
+
+
+_HREF_CHARS = [*"/.?#;:%@&=+ab-_~!$'()*,\\ \t\ré", "\x00", "\x7f", "//", "/./", "/../"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(_HREF_CHARS), max_size=16).map("".join),
+    st.sampled_from(
+        ["https://example.org/dir/page?x=1", "http://example.org:8080/a/b/", "https://[::1]/x"]
+    ),
+)
+def test_root_relative_links_resolve_as_urljoin_resolves_them(href: str, base: str) -> None:
+    """The shortcut for links like "/path?query" (no urljoin call) gives exactly what the
+    general path gives, or defers to it; unsafe or unbounded targets are still dropped."""
+    assert clean._resolve(base, href, clean._origin(base)) == clean._resolve(base, href)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rypsok.fetch import extract
 from rypsok.fetch.extract import bound_title, main_markdown, page_title
@@ -50,7 +54,7 @@ def test_trafilatura_output_keeps_ampersands_as_written() -> None:
         + "<p>Literal &amp;lt;b&amp;gt; and AT&amp;T and &amp;sect; text, "
         + "<a href='https://e.org/w?title=A&amp;section=1&amp;copy=2'>edit</a>.</p></main>"
     )
-    content = main_markdown(_root(page), "https://e.org/").markdown
+    content = main_markdown(_root(page)).markdown
     assert "Literal &lt;b&gt; and AT&T and &sect; text" in content
     assert "(https://e.org/w?title=A&section=1&copy=2)" in content
 
@@ -62,7 +66,7 @@ def test_a_big_tree_skips_trafilatura(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("trafilatura must not run on a tree beyond the bound")
 
     monkeypatch.setattr(extract.trafilatura, "extract", forbidden)
-    found = main_markdown(_root("<main><h1>Big</h1>" + ARTICLE * 3 + "</main>"), "https://e.org/")
+    found = main_markdown(_root("<main><h1>Big</h1>" + ARTICLE * 3 + "</main>"))
     assert found.method == "fallback"
     assert found.markdown.startswith("# Big")
 
@@ -72,7 +76,7 @@ def test_the_fallback_reads_pages_trafilatura_returns_nothing_for(
 ) -> None:
     monkeypatch.setattr(extract.trafilatura, "extract", lambda *a, **k: None)
     page = "<div id='nav'><a href='/'>Home</a></div><div class='content'><h1>T</h1>" + ARTICLE
-    found = main_markdown(_root(page + "</div>"), "https://e.org/")
+    found = main_markdown(_root(page + "</div>"))
     assert found.method == "fallback"
     assert "A sentence of the article" in found.markdown
     assert "Home" not in found.markdown
@@ -85,7 +89,7 @@ def test_the_fallback_keeps_all_posts_of_a_thread(monkeypatch: pytest.MonkeyPatc
         "long enough to be a paragraph of the thread.</p></div></div>"
         for n in range(5)
     )
-    found = main_markdown(_root(f"<div id='page-body'>{posts}</div>"), "https://e.org/")
+    found = main_markdown(_root(f"<div id='page-body'>{posts}</div>"))
     for n in range(5):
         assert f"Post number {n}" in found.markdown
 
@@ -134,3 +138,71 @@ def test_the_pipeline_reports_its_method() -> None:
     )
     assert isinstance(result, WireResult)
     assert result.method == "trafilatura"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.one_of(
+            st.characters(max_codepoint=0x7F),
+            st.characters(min_codepoint=0x80, max_codepoint=0x3000),
+            st.sampled_from(["\ud800", "東", "é", "_", "½", "٣"]),
+        ),
+        max_size=200,
+    ),
+    st.integers(min_value=1, max_value=64),
+)
+def test_word_characters_are_counted_as_the_regular_expression_counts_them(
+    text: str, piece: int
+) -> None:
+    """The measure that decides between trafilatura and the fallback is unchanged by its
+    faster count, whatever the text and however it is cut into slices."""
+    expected = len(re.sub(r"\W+", "", text))
+    assert extract._word_chars(text) == expected
+    saved = extract._WORD_SLICE
+    extract._WORD_SLICE = piece
+    try:
+        assert extract._word_chars(text) == expected
+    finally:
+        extract._WORD_SLICE = saved
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_the_fallback_is_skipped_only_where_it_could_not_be_chosen() -> None:
+    """The fallback is not rendered when trafilatura's text is at least half of a bound the
+    fallback's text never exceeds; the bound holds on every page of the corpus and on pages
+    of lists, links and nested tables, and the choice is the one made with the fallback."""
+    from tests.fetch.conftest import corpus
+
+    pages = [f.body.decode("utf-8", "replace") for f in corpus()]
+    pages += [
+        "<ol>" + "".join(f"<li>item {i} <a href='/l/{i}'>x</a></li>" for i in range(150)) + "</ol>",
+        "<table><tr><td><table><tr><td>" + ARTICLE + "</td></tr></table></td></tr></table>",
+        "<div>" + "<p>short, words.</p>" * 40 + "</div>",
+    ]
+    for page in pages:
+        root = _root(page)
+        ceiling = extract._fallback_ceiling(root)
+        if ceiling is not None:
+            assert extract._word_chars(extract.fallback_markdown(root)) <= ceiling
+    nested = _root(pages[-2])
+    assert extract._fallback_ceiling(nested) is None  # nested tables render text twice
+
+
+def test_the_choice_is_the_same_with_and_without_the_fallback_shortcut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """REQ-FETCH-002: every corpus page is extracted to the same content and method when the
+    fallback is always rendered (no ceiling) as with the shortcut."""
+    from tests.fetch.conftest import corpus
+
+    pages = [
+        ({"content_type": f.meta["content_type"], "url": "https://example.org/page"}, f.body)
+        for f in corpus()
+        if f.meta.get("content_type", "").startswith("text/html")
+    ]
+    assert len(pages) >= 10
+    fast = [run(job, body) for job, body in pages]
+    monkeypatch.setattr(extract, "_fallback_ceiling", lambda root: None)
+    full = [run(job, body) for job, body in pages]
+    assert fast == full

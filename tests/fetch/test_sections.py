@@ -135,3 +135,30 @@ def test_indexing_arbitrary_markdown_is_consistent(doc: str) -> None:
         assert previous < s.start_char <= s.body_start <= s.end_char <= len(doc)
         assert 1 <= s.level <= 6
         previous = s.start_char
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from(list("#=-`~ >|*+1.ab_\"'(\\\t")), max_size=12),
+        max_size=40,
+    ),
+    st.lists(st.tuples(st.sampled_from(["a", "b", "contents"]), st.just(("x",))), max_size=3),
+)
+def test_the_prose_shortcut_indexes_exactly_as_the_full_line_patterns(
+    lines: list[str], heading_ids: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    """The index skips the heading, fence and list patterns for lines that start like prose
+    (a speed-up of the worker's job); with the shortcut disabled, every section, offset and
+    table-of-contents verdict is the same."""
+    import rypsok.fetch.sections as sections_module
+
+    doc = "\n".join(lines)
+    fast = index_sections(doc, heading_ids)
+    saved = sections_module._PROSE_START
+    sections_module._PROSE_START = frozenset()
+    try:
+        full = index_sections(doc, heading_ids)
+    finally:
+        sections_module._PROSE_START = saved
+    assert fast == full

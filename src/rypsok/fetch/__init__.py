@@ -6,8 +6,8 @@ Public API (the service calls nothing else)::
         def __init__(self, workers: int = 2, sandbox: "auto" | "bwrap" | "none" = "auto",
                      timeout_s: float = 8.0, memory_bytes: int = 1 GiB) -> None
         def containment(self) -> str       # "process+rlimits" or "process+rlimits+bwrap"
-        async def start(self) -> None
-        async def extract(self, body: bytes, content_type: str | None, url: str, *,
+        async def start(self) -> None        # at warm-up: every worker boots now
+        async def extract(self, body: bytes | Body, content_type: str | None, url: str, *,
                           status: int = 200, headers: Mapping[str, str] | None = None,
                           redirected: bool = False,
                           timeout_s: float | None = None) -> Extraction   # ExtractionError
@@ -31,7 +31,8 @@ classification), ``sections`` and ``focus`` (section index and selection), ``bud
 (projection-first budget), ``pipeline`` (the job a worker runs), ``protocol`` (parent/worker
 frames), ``worker`` (the worker process), ``pool`` (worker processes), ``sandbox``
 (containment), ``extractor`` (the entry point), ``model`` (:class:`Extraction`), ``response``
-(FetchResponse assembly).
+(FetchResponse assembly), ``body`` (a body handed to extraction once), ``memory`` (big buffers
+returned to the system).
 """
 
 from __future__ import annotations

@@ -224,7 +224,7 @@ def codec_for_label(label: str) -> str | None:
     return _LABELS.get(label.strip().strip("\"'").lower())
 
 
-def decode(body: bytes, *, header_charset: str | None, kind: MediaKind) -> Decoded:
+def decode(body: bytes | bytearray, *, header_charset: str | None, kind: MediaKind) -> Decoded:
     """Decode ``body`` following the order of the module docstring; never raises."""
     for bom, codec in (
         (b"\xef\xbb\xbf", "utf-8"),
@@ -249,7 +249,7 @@ def decode(body: bytes, *, header_charset: str | None, kind: MediaKind) -> Decod
     return _decode(body, detected, "detected")
 
 
-def _declared_in_document(head: bytes, kind: MediaKind) -> str | None:
+def _declared_in_document(head: bytes | bytearray, kind: MediaKind) -> str | None:
     if kind in (MediaKind.XML, MediaKind.FEED, MediaKind.XHTML):
         match = _XML_DECLARATION.match(head)
         if match:
@@ -267,7 +267,7 @@ def _declared_in_document(head: bytes, kind: MediaKind) -> str | None:
     return None
 
 
-def _detect(body: bytes) -> str | None:
+def _detect(body: bytes | bytearray) -> str | None:
     matches = charset_normalizer.from_bytes(body[:_DETECT_BYTES])
     best = matches.best()
     if best is None:
@@ -297,7 +297,7 @@ def _detect(body: bytes) -> str | None:
     return codec
 
 
-def _decode(body: bytes, codec: str, source: Source) -> Decoded:
+def _decode(body: bytes | bytearray, codec: str, source: Source) -> Decoded:
     try:
         return Decoded(body.decode(codec), codec, source, replaced=False)
     except UnicodeDecodeError:

@@ -397,8 +397,32 @@ def unwrap_layout_tables(root: etree._Element) -> int:
     return count
 
 
-def _resolve(base_url: str, href: str) -> str | None:
+# A root-relative link that urljoin would return as origin + link, unchanged: no "//" start, no
+# ";" (a bare one is dropped), no space or control character (some are removed), no empty
+# query or fragment (both are dropped); dot segments are excluded by the caller.
+_ROOT_RELATIVE = re.compile(
+    r"/(?!/)[^?#;\x00-\x20\x7f]*(?:\?[^#\x00-\x20\x7f]+)?(?:#[^\x00-\x20\x7f]+)?"
+)
+
+
+def _origin(base_url: str) -> str | None:
+    """``scheme://netloc`` of an http(s) base URL, the prefix of its root-relative links."""
+    try:
+        parts = urlsplit(base_url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _resolve(base_url: str, href: str, origin: str | None = None) -> str | None:
     href = href.strip()
+    if origin is not None and _ROOT_RELATIVE.fullmatch(href) and "/." not in href:
+        # The most common link of all, resolved without urljoin's parse and rebuild (a few
+        # microseconds each); the result is the same string (tested against urljoin).
+        target = origin + href
+        return target if len(target) <= MAX_URL_CHARS else None
     try:
         target = urljoin(base_url, href)
         scheme = urlsplit(target).scheme
@@ -415,11 +439,12 @@ def absolutize_links(root: etree._Element, base_url: str) -> None:
     The page's ``<base>`` element is ignored: page markup confers no authority (spec 002).
     """
     resolved: dict[str, str | None] = {}
+    origin = _origin(base_url)
     for el in root.xpath("//a[@href] | //area[@href]"):
         href = el.get("href")
         if href not in resolved:
             # Link farms repeat targets; resolving each distinct target once keeps this linear.
-            resolved[href] = _resolve(base_url, href)
+            resolved[href] = _resolve(base_url, href, origin)
         target = resolved[href]
         if target is None or _XML_UNSAFE.search(target):
             del el.attrib["href"]

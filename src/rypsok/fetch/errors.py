@@ -20,6 +20,15 @@ _MESSAGES: dict[Reason, str] = {
         "Another URL may help; the same URL will not."
     ),
     Reason.INTERNAL: ("The content extraction workers are unavailable at the moment; retry later."),
+    Reason.TIMEOUT: (
+        "The page could not be read within the call's time limit; retry later, or fetch fewer "
+        "pages at once."
+    ),
+    Reason.CAPACITY: (
+        "All content extraction workers are busy with pages queued before this one, which "
+        "would not be read within the call's time limit. Retry after detail.retry_after_ms, or "
+        "fetch fewer pages at once."
+    ),
     Reason.START_CHAR_BEYOND_END: (
         "start_char is at or beyond the end of the extracted content ({total} characters); "
         "use a start_char below {total}."
@@ -31,25 +40,35 @@ class ExtractionError(Exception):
     """A fetch ended after the bytes arrived: unsupported media type or nothing extractable.
 
     ``reason`` is :attr:`Reason.MEDIA_TYPE` (``media_type`` names the type when it is a
-    syntactically valid media type), :attr:`Reason.EXTRACTION_FAILED`, or
-    :attr:`Reason.INTERNAL` when no worker could be started.
+    syntactically valid media type), :attr:`Reason.EXTRACTION_FAILED`,
+    :attr:`Reason.CAPACITY` when the page would have waited for a worker beyond the call's time
+    (``retry_after_ms`` says when the queue should be through), :attr:`Reason.TIMEOUT` when the
+    call's time ran out while the page was being read, or :attr:`Reason.INTERNAL` when no
+    worker could be started.
     """
 
-    def __init__(self, reason: Reason, *, media_type: str | None = None) -> None:
+    def __init__(
+        self, reason: Reason, *, media_type: str | None = None, retry_after_ms: int | None = None
+    ) -> None:
         super().__init__(reason.value)
         self.reason = reason
         self.media_type = media_type
+        self.retry_after_ms = retry_after_ms
 
     @property
     def kind(self) -> ErrorKind:
         """The error kind the service reports."""
-        if self.reason is Reason.INTERNAL:
+        if self.reason in (Reason.INTERNAL, Reason.CAPACITY, Reason.TIMEOUT):
             return ErrorKind.UNAVAILABLE
         return ErrorKind.UNSUPPORTED_CONTENT
 
     def to_tool_failure(self) -> ToolFailure:
-        """The tool error of this failure (REQ-FETCH-008, REQ-PAGE-006)."""
-        detail = ErrorDetail(media_type=self.media_type) if self.media_type else None
+        """The tool error of this failure (REQ-FETCH-008, REQ-PAGE-006, REQ-SEC-012)."""
+        detail = None
+        if self.media_type:
+            detail = ErrorDetail(media_type=self.media_type)
+        elif self.retry_after_ms is not None:
+            detail = ErrorDetail(retry_after_ms=self.retry_after_ms)
         return ToolFailure(self.kind, self.reason, _MESSAGES[self.reason], detail)
 
 

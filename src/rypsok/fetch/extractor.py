@@ -13,7 +13,8 @@ Usage by the service (created once at start, closed at shutdown)::
     await extractor.aclose()
 
 ``extract`` raises :class:`~rypsok.fetch.errors.ExtractionError` (``media_type``,
-``extraction_failed`` or, when no worker can start, ``internal``); ``select_and_budget`` (and its
+``extraction_failed``, ``capacity`` when the queue for a worker outlasts the call's time, or,
+when no worker can start, ``internal``); ``select_and_budget`` (and its
 off-loop twin ``select_and_budget_async``) raises
 :class:`~rypsok.fetch.errors.StartCharBeyondEnd`. Both have ``to_tool_failure()``.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 
@@ -31,7 +33,9 @@ from rypsok.config.limits import limit
 from rypsok.contract.responses import FeedItem
 from rypsok.contract.vocabulary import Reason
 from rypsok.fetch.access import AccessSignals, classify_access
+from rypsok.fetch.body import Body
 from rypsok.fetch.errors import ExtractionError
+from rypsok.fetch.memory import release_large_blocks
 from rypsok.fetch.model import Extraction
 from rypsok.fetch.pool import WorkerFailure, WorkerPool
 from rypsok.fetch.protocol import WireFailure, WireResult, decode_reply
@@ -55,6 +59,7 @@ DEFAULT_TIMEOUT_S = 8.0
 DEFAULT_MEMORY_BYTES = 1024 * 1024 * 1024
 _START_TIMEOUT_S = 30.0
 _OFF_LOOP_BYTES = 64 * 1024
+_MIN_RETRY_MS = 1000
 
 
 class Extractor:
@@ -78,6 +83,8 @@ class Extractor:
     ) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
+        # Bodies of several MiB must leave this process's memory when freed (REQ-PERF-003).
+        release_large_blocks()
         cpu_seconds = max(int(timeout_s) + 1, 2)
         limits = WorkerLimits(
             memory_bytes=memory_bytes,
@@ -117,7 +124,7 @@ class Extractor:
 
     async def extract(
         self,
-        body: bytes,
+        body: bytes | Body,
         content_type: str | None,
         url: str,
         *,
@@ -128,20 +135,34 @@ class Extractor:
     ) -> Extraction:
         """Extract ``body`` (decoded from its transfer encoding, at most LIM-F3 bytes).
 
+        A :class:`~rypsok.fetch.body.Body` is released as soon as a worker has read it.
+
         ``content_type`` is the response's header value (``None`` when missing), ``url`` the
         URL fetched (links are resolved against it), ``status`` and ``headers`` the response's
         status and headers and ``redirected`` whether a redirect was followed (all three for
-        access classification only). ``timeout_s`` shortens the job's timeout to what is left
-        of the call. Raises :class:`ExtractionError`.
+        access classification only). ``timeout_s`` is what is left of the call: the job's
+        timeout is shortened to it, and a job that cannot get a worker in time because of the
+        work queued ahead of it ends at once with ``unavailable``/``capacity`` and
+        ``retry_after_ms`` instead of waiting out the call. Raises :class:`ExtractionError`.
         """
         job = json.dumps({"content_type": content_type, "url": url}).encode("utf-8")
         timeout = min(timeout_s, self._timeout_s) if timeout_s is not None else self._timeout_s
         try:
-            payload = await self._pool.run(job, body, timeout_s=max(timeout, 0.001))
+            payload = await self._pool.run(
+                job, body, timeout_s=max(timeout, 0.001), budget_s=timeout_s
+            )
         except WorkerFailure as failure:
             _log.info("extraction worker failure: %s", failure.cause)
             if failure.cause in ("start_failed", "closed"):
                 raise ExtractionError(Reason.INTERNAL) from None
+            if failure.cause == "deadline":
+                # The call's time ran out while its page was being read: not the page's fault.
+                raise ExtractionError(Reason.TIMEOUT) from None
+            if failure.cause == "capacity":
+                wait = failure.retry_after_s or 0.0
+                raise ExtractionError(
+                    Reason.CAPACITY, retry_after_ms=max(_MIN_RETRY_MS, math.ceil(wait * 1000))
+                ) from None
             raise ExtractionError(Reason.EXTRACTION_FAILED) from None
         try:
             if len(payload) > _OFF_LOOP_BYTES:
@@ -151,6 +172,8 @@ class Extractor:
         except ValueError:
             _log.warning("extraction worker sent a malformed reply")
             raise ExtractionError(Reason.EXTRACTION_FAILED) from None
+        finally:
+            del payload  # the reply's bytes go before its objects are used (REQ-PERF-003)
         if isinstance(reply, WireFailure):
             if reply.reason == "media_type":
                 raise ExtractionError(Reason.MEDIA_TYPE, media_type=reply.media_type)

@@ -98,7 +98,7 @@ def parse_content_type(value: str | None) -> ContentType:
     return ContentType(essence, charset)
 
 
-def decide(content_type: str | None, body: bytes) -> Media:
+def decide(content_type: str | None, body: bytes | bytearray) -> Media:
     """Decide how ``body`` is extracted from its header, or raise :class:`UnsupportedMedia`."""
     parsed = parse_content_type(content_type)
     if parsed.essence is None:
@@ -112,14 +112,14 @@ def decide(content_type: str | None, body: bytes) -> Media:
     return Media(kind, parsed.essence, parsed.charset, sniffed=False)
 
 
-def _looks_binary(body: bytes) -> bool:
+def _looks_binary(body: bytes | bytearray) -> bool:
     head = body[:_SNIFF_BYTES]
     if head.startswith(_BOMS[1:]):
         return False  # UTF-16 text has NUL bytes by design
     return _BINARY.search(head) is not None
 
 
-def _sniff(body: bytes, charset: str | None) -> Media:
+def _sniff(body: bytes | bytearray, charset: str | None) -> Media:
     if _looks_binary(body):
         raise UnsupportedMedia("application/octet-stream")
     head = body[:_SNIFF_BYTES]

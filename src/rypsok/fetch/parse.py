@@ -24,7 +24,7 @@ from rypsok.config.limits import limit
 
 MAX_NODES = limit("LIM-F10")
 MAX_DEPTH = limit("LIM-F11")
-_CHUNK_BYTES = 32 * 1024
+_CHUNK_CHARS = 32 * 1024
 _STYLE_CHARS = 256 * 1024
 
 # Elements whose content a browser does not render as text.
@@ -124,13 +124,14 @@ def _parser() -> etree.HTMLPullParser:
 def parse_html(text: str, *, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> ParsedHtml:
     """Parse ``text`` as HTML under the node and depth bounds, never raising on bad markup."""
     parser = _parser()
-    data = text.encode("utf-8", errors="replace")
     root: etree._Element | None = None
     nodes = depth = deepest = 0
     stopped: Stop | None = None
     try:
-        for offset in range(0, len(data), _CHUNK_BYTES):
-            parser.feed(data[offset : offset + _CHUNK_BYTES])
+        for offset in range(0, len(text), _CHUNK_CHARS):
+            # Encoded a slice at a time: a whole encoded copy of a 4 MiB page would sit in
+            # memory beside the text and the tree being built.
+            parser.feed(text[offset : offset + _CHUNK_CHARS].encode("utf-8", errors="replace"))
             for event, el in parser.read_events():
                 if event == "end":
                     depth -= 1

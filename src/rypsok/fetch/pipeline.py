@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from rypsok.fetch import charset, clean, signals
 from rypsok.fetch.extract import bound_title, main_markdown, page_title
 from rypsok.fetch.feeds import FeedRefused, parse_feed
 from rypsok.fetch.media import Media, MediaKind, UnsupportedMedia, decide, xml_root
-from rypsok.fetch.parse import parse_html
+from rypsok.fetch.parse import ParsedHtml, parse_html
 from rypsok.fetch.protocol import (
     MAX_CONTENT_CHARS,
     WireFailure,
@@ -29,12 +29,20 @@ from rypsok.fetch.protocol import (
     WireResult,
     WireSection,
     WireSignals,
+    encode_reply,
 )
 from rypsok.fetch.sections import index_sections
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _NEWLINES = re.compile(r"\r\n?")
 _HAS_WORD = re.compile(r"\w")
+
+
+class _Charset(NamedTuple):
+    """What the response needs of the decoding once the text itself is gone."""
+
+    encoding: str
+    replaced: bool
 
 
 def _failure(reason: str, media_type: str | None = None) -> WireFailure:
@@ -51,7 +59,7 @@ def _bounded(content: str) -> tuple[str, bool]:
 def _result(
     media: Media,
     kind: MediaKind,
-    decoded: charset.Decoded,
+    decoded: _Charset,
     digest: str,
     *,
     title: str | None,
@@ -98,10 +106,17 @@ def _result(
     )
 
 
-def _html(
-    media: Media, kind: MediaKind, decoded: charset.Decoded, digest: str, url: str
-) -> WireResult | WireFailure:
-    parsed = parse_html(decoded.text)
+class _Page(NamedTuple):
+    """What extraction took from an HTML tree, so that the tree can go before the rest."""
+
+    title: str | None
+    content: str
+    heading_ids: list[tuple[str, tuple[str, ...]]]
+    signals: WireSignals
+    method: str
+
+
+def _html(parsed: ParsedHtml, url: str) -> _Page | WireFailure:
     root = parsed.root
     if root is None:
         return _failure("extraction_failed")
@@ -115,19 +130,14 @@ def _html(
     clean.remove_chrome(root, noise)
     clean.unwrap_layout_tables(root)
     evidence = signals.collect(root, form)
-    main = main_markdown(root, url)
+    main = main_markdown(root)
     if not _HAS_WORD.search(main.markdown):
         return _failure("extraction_failed")
-    return _result(
-        media,
-        kind,
-        decoded,
-        digest,
+    return _Page(
         title=title,
         content=main.markdown,
         heading_ids=ids,
-        partial=parsed.partial,
-        access=WireSignals(
+        signals=WireSignals(
             password_control=evidence.password_control,
             identity_form=evidence.identity_form,
             form_in_main=evidence.form_in_main,
@@ -152,7 +162,7 @@ def _feed(
     return _result(
         media,
         MediaKind.FEED,
-        decoded,
+        _Charset(decoded.encoding, decoded.replaced),
         digest,
         title=feed.title,
         content=content,
@@ -175,7 +185,7 @@ def _text(media: Media, kind: MediaKind, decoded: charset.Decoded, digest: str) 
     return _result(
         media,
         kind,
-        decoded,
+        _Charset(decoded.encoding, decoded.replaced),
         digest,
         title=title,
         content=content,
@@ -186,8 +196,11 @@ def _text(media: Media, kind: MediaKind, decoded: charset.Decoded, digest: str) 
     )
 
 
-def run(job: dict[str, Any], body: bytes) -> WireResult | WireFailure:
-    """Extract one body: ``job`` holds ``content_type`` (str or None) and ``url``."""
+def run(job: dict[str, Any], body: bytes | bytearray) -> WireResult | WireFailure:
+    """Extract one body: ``job`` holds ``content_type`` (str or None) and ``url``.
+
+    A ``bytearray`` body is cleared as soon as it is decoded (the worker passes its own buffer).
+    """
     content_type = job.get("content_type")
     url = job.get("url")
     if not isinstance(url, str) or not (content_type is None or isinstance(content_type, str)):
@@ -197,6 +210,8 @@ def run(job: dict[str, Any], body: bytes) -> WireResult | WireFailure:
     except UnsupportedMedia as refused:
         return _failure("media_type", refused.media_type)
     decoded = charset.decode(body, header_charset=media.charset, kind=media.kind)
+    if isinstance(body, bytearray):
+        body.clear()  # the worker's copy: the text is all that is needed from here on
     digest = hashlib.sha256(decoded.text.encode("utf-8", errors="replace")).hexdigest()
     kind = media.kind
     if kind in (MediaKind.XML, MediaKind.FEED):
@@ -210,12 +225,34 @@ def run(job: dict[str, Any], body: bytes) -> WireResult | WireFailure:
         return _feed(media, decoded, digest, url)
     if kind in (MediaKind.TEXT, MediaKind.MARKDOWN):
         return _text(media, kind, decoded, digest)
-    return _html(media, kind, decoded, digest, url)
+    parsed = parse_html(decoded.text)
+    # The text goes once the tree is built, and the tree once the content is taken from it,
+    # before the section index: the worker holds one of them at a time (REQ-PERF-003).
+    info = _Charset(decoded.encoding, decoded.replaced)
+    del decoded
+    page = _html(parsed, url)
+    partial = parsed.partial
+    del parsed
+    if isinstance(page, WireFailure):
+        return page
+    return _result(
+        media,
+        kind,
+        info,
+        digest,
+        title=page.title,
+        content=page.content,
+        heading_ids=page.heading_ids,
+        partial=partial,
+        access=page.signals,
+        method=page.method,
+    )
 
 
-def handle(job: dict[str, Any], body: bytes) -> bytes:
-    """The worker's job handler: the JSON payload of :func:`run`."""
-    return run(job, body).model_dump_json().encode("utf-8")
+def handle(job: dict[str, Any], body: bytes | bytearray) -> bytes:
+    """The worker's job handler: the JSON payload of :func:`run` (a bytearray body is cleared
+    once decoded)."""
+    return encode_reply(run(job, body))
 
 
 def warm_up() -> None:

@@ -105,9 +105,9 @@ _REPLY: TypeAdapter[WireResult | WireFailure] = TypeAdapter(
 )
 
 
-def job_frame(header_json: bytes, body: bytes) -> bytes:
-    """One job frame."""
-    return JOB_HEADER.pack(len(header_json), len(body)) + header_json + body
+def job_head(header_json: bytes, body_size: int) -> bytes:
+    """The start of a job frame: its header and JSON object; the body follows as it is."""
+    return JOB_HEADER.pack(len(header_json), body_size) + header_json
 
 
 def reply_frame(flags: int, payload: bytes) -> bytes:
@@ -115,6 +115,11 @@ def reply_frame(flags: int, payload: bytes) -> bytes:
     return REPLY_HEADER.pack(len(payload), flags) + payload
 
 
-def decode_reply(payload: bytes) -> WireResult | WireFailure:
+def encode_reply(reply: WireResult | WireFailure) -> bytes:
+    """A reply as the JSON payload of its frame (bytes directly, no intermediate str)."""
+    return _REPLY.dump_json(reply)
+
+
+def decode_reply(payload: bytes | bytearray) -> WireResult | WireFailure:
     """Validate a worker's JSON payload (run it off the event loop: it is linear in size)."""
     return _REPLY.validate_json(payload)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
@@ -24,7 +25,9 @@ from rypsok.egress.errors import POLICY_REASONS, EgressError, EgressReason
 from rypsok.egress.gateway import Egress, FetchedResponse
 from rypsok.egress.urls import CheckedURL
 from rypsok.engines.base import parse_retry_after
+from rypsok.fetch.body import Body
 from rypsok.fetch.hosts import FetchSlots
+from rypsok.fetch.memory import TRIM_AFTER_BYTES, trim
 from rypsok.fetch.robots import RobotsPolicy, Verdict
 from rypsok.fetch.strict import ReturnedURLs
 from rypsok.logs import log_event
@@ -39,9 +42,17 @@ _RETRY_HELPS = frozenset({408, 425, 429})
 
 @dataclass(slots=True)
 class Retrieved:
-    """The final hop's response and what happened on the way."""
+    """The final hop's answer and what happened on the way.
 
-    response: FetchedResponse
+    ``url`` is the URL fetched, ``status`` and ``headers`` (lower-cased names) the response's;
+    ``body`` goes to extraction, which lets go of it once a worker has it (REQ-PERF-003), so
+    nothing here keeps the response itself.
+    """
+
+    url: str
+    status: int
+    headers: Mapping[str, str]
+    body: Body
     fragment: str | None
     redirected: bool
     notices: list[Notice] = field(default_factory=list)
@@ -199,7 +210,18 @@ class Retriever:
             notices.append(notice(NoticeCode.REDIRECT_FOLLOWED, count=hops))
         if not 200 <= response.status < 300:
             raise _status_failure(response)
-        return Retrieved(response, fragment, redirected=hops > 0, notices=notices)
+        if len(response.body) >= TRIM_AFTER_BYTES:
+            # The chunks the body arrived in are free now; their pages go back (REQ-PERF-003).
+            trim()
+        return Retrieved(
+            url=response.url.url,
+            status=response.status,
+            headers=response.headers,
+            body=Body(response.body),
+            fragment=fragment,
+            redirected=hops > 0,
+            notices=notices,
+        )
 
     def _redirect_target(self, current: CheckedURL, location: str) -> CheckedURL:
         try:

@@ -1,11 +1,17 @@
 """robots.txt for agent-directed fetches (REQ-CMP-005, RFC 9309).
 
-One verdict source per origin, cached for LIM-F12 and read at most LIM-F13 bytes, fetched
-through the egress component under the agent-directed profile like any other request. The rules
-for rypsok's product token and ``*`` are applied by protego, a maintained RFC 9309 parser.
-Per RFC 9309: a 4xx answer means no rules (allowed); a 5xx answer, a network failure or a
-timeout means the site is unreachable and everything is disallowed. The file's content never
-leaves this module: no message, log line or notice quotes it.
+One verdict source per origin, cached for LIM-F12, fetched through the egress component under
+the agent-directed profile like any other request. The rules for rypsok's product token and
+``*`` are applied by protego, a maintained RFC 9309 parser. Per RFC 9309: a 4xx answer means no
+rules (allowed); a 5xx answer, a network failure or a timeout means the site is unreachable and
+everything is disallowed. The file's content never leaves this module: no message, log line or
+notice quotes it.
+
+Size (RFC 9309 section 2.5: parse at least the first 500 KiB): the first LIM-F13 bytes are
+parsed, cut after the last complete line within them; the rest is ignored, as search engines
+do. The egress bounds a read by refusing what is longer, so the file is read up to the bound of
+any fetched body (LIM-F3) and its first LIM-F13 bytes kept; only a file beyond that bound is
+unreadable, and disallows (fail closed) like an unreachable one.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from urllib.parse import urljoin
 import anyio
 from protego import Protego
 
+from rypsok.config.limits import limit
 from rypsok.egress.errors import EgressError
 from rypsok.egress.gateway import FetchedResponse
 from rypsok.egress.urls import CheckedURL
@@ -30,6 +37,8 @@ PRODUCT_TOKEN = "rypsok"  # noqa: S105  # robots.txt product token, not a secret
 _MAX_ORIGINS = 1024  # bounded memory: least recently used origins are forgotten
 _MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
 UNREACHABLE_RETRY_S = 60.0
+_READ_BYTES = limit("LIM-F3")
+_LINE_ENDS = (b"\n", b"\r")
 
 Get = Callable[..., Awaitable[FetchedResponse]]
 """``get(url, *, accept, max_bytes, connect_timeout_s, total_timeout_s)``: the egress."""
@@ -73,12 +82,16 @@ class RobotsPolicy:
         lifetime_s: float,
         max_bytes: int,
         logger: logging.Logger,
+        read_bytes: int | None = None,
     ) -> None:
+        """``max_bytes`` is the size parsed (LIM-F13); ``read_bytes`` the size read, at least
+        ``max_bytes`` (default: LIM-F3, the bound of every fetched body)."""
         self._get = get
         self._check = check
         self._clock = clock
         self._lifetime_s = lifetime_s
         self._max_bytes = max_bytes
+        self._read_bytes = max(max_bytes, read_bytes if read_bytes is not None else _READ_BYTES)
         self._logger = logger
         self._cache: OrderedDict[tuple[str, str, int], _Verdicts] = OrderedDict()
         self._locks: dict[tuple[str, str, int], anyio.Lock] = {}
@@ -112,7 +125,7 @@ class RobotsPolicy:
                 response = await self._get(
                     target,
                     accept="text/plain",
-                    max_bytes=self._max_bytes,
+                    max_bytes=self._read_bytes,
                     connect_timeout_s=min(3.0, left),
                     total_timeout_s=left,
                 )
@@ -123,7 +136,8 @@ class RobotsPolicy:
             else:
                 return _Verdicts(None, unreachable=True, expires=retry)
         except (EgressError, TimeoutError) as exc:
-            # Unreachable (or refused by policy, or larger than LIM-F13): disallow, fail closed.
+            # Unreachable (or refused by policy, or longer than even LIM-F3): disallow, fail
+            # closed.
             reason = exc.reason.value if isinstance(exc, EgressError) else "timeout"
             log_event(
                 self._logger, logging.INFO, "robots_unreachable", host=url.host, reason=reason
@@ -131,8 +145,18 @@ class RobotsPolicy:
             return _Verdicts(None, unreachable=True, expires=retry)
         status = response.status
         if 200 <= status < 300:
-            text = response.body.decode("utf-8", errors="replace")
+            text = parsed_part(response.body, self._max_bytes)
             return _Verdicts(Protego.parse(text), unreachable=False, expires=expires)
         if 400 <= status < 500:
             return _Verdicts(None, unreachable=False, expires=expires)
         return _Verdicts(None, unreachable=True, expires=retry)
+
+
+def parsed_part(body: bytes, max_bytes: int) -> str:
+    """The part of a robots.txt that is parsed: all of it up to ``max_bytes``, else its first
+    ``max_bytes`` bytes cut after the last line end within them (RFC 9309 section 2.5), so that
+    no rule is read half (a cut "Disallow: /private" would read as "Disallow: /pri")."""
+    if len(body) > max_bytes:
+        end = max(body.rfind(mark, 0, max_bytes) for mark in _LINE_ENDS)
+        body = body[: end + 1]  # nothing at all when the first max_bytes hold no line end
+    return body.decode("utf-8", errors="replace")

@@ -11,6 +11,7 @@ sections are indexed; later headings stay in the content.
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from collections import deque
 from collections.abc import Sequence
@@ -58,6 +59,9 @@ TOC_HEADINGS = frozenset(
 HEADING_MAX_CHARS = 500  # a heading longer than this is cut in the index and the outline
 MAX_SECTIONS = 10_000  # headings beyond are content, not sections: bounds index and outline
 _TOC_MIN_ITEMS = 3
+# First characters of a line that only prose can start with (see _headings): not a space,
+# "#", "=", "-", "`", "~", a list marker, a digit, ">" or "|".
+_PROSE_START = frozenset(string.ascii_letters + "\"'([{!?,.;:@$%&/\\^_")
 _TOC_SHARE = 0.8
 
 
@@ -114,6 +118,11 @@ def _headings(markdown: str) -> list[_Heading]:
     for line in markdown.splitlines(keepends=True):
         stripped = line.rstrip("\r\n")
         start, offset = offset, offset + len(line)
+        if fence is None and stripped[:1] in _PROSE_START:
+            # Most lines are prose: no fence, heading, setext underline, list, quote or table
+            # can start with a letter, so the patterns below need not be tried (same result).
+            previous = (start, stripped) if previous is None else None
+            continue
         fence_match = _FENCE.match(stripped)
         if fence is not None:
             if (
@@ -160,7 +169,12 @@ def _is_toc(key: str, body: str, heading_keys: set[str]) -> bool:
     if key in TOC_HEADINGS:
         return True
     lines = [line for line in body.splitlines() if line.strip()]
-    items = sum(1 for line in lines if _is_toc_line(line, heading_keys, own=key))
+    listed = [line for line in lines if _LIST_ITEM.match(line)]
+    if len(listed) < _TOC_MIN_ITEMS or len(listed) < _TOC_SHARE * len(lines):
+        # Only list items can name other headings: too few of them decides without reading
+        # any (the heading keys of list items are the costly part).
+        return False
+    items = sum(1 for line in listed if _is_toc_line(line, heading_keys, own=key))
     return items >= _TOC_MIN_ITEMS and items >= _TOC_SHARE * len(lines)
 
 

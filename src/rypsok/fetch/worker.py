@@ -30,17 +30,21 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from rypsok.fetch.memory import TRIM_AFTER_BYTES, release_large_blocks, trim
 from rypsok.fetch.protocol import (
     FAILED,
     JOB_HEADER,
     MAX_BODY_BYTES,
     MAX_JOB_JSON_BYTES,
     READY,
+    REPLY_HEADER,
     RETIRE,
     reply_frame,
 )
 
-Handler = Callable[[dict[str, Any], bytes], bytes]
+Handler = Callable[[dict[str, Any], bytearray], bytes]
+"""A job handler: the job's JSON object and its body, which the handler may clear as soon as
+it no longer needs it (the worker's memory, REQ-PERF-003); returns the reply payload."""
 Loader = Callable[[], Handler]
 
 _OPEN_FILES = 64
@@ -54,16 +58,17 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _read_exact(fd: int, size: int) -> bytes | None:
-    chunks: list[bytes] = []
-    remaining = size
-    while remaining:
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
+def _read_exact(fd: int, size: int) -> bytearray | None:
+    """``size`` bytes read straight into one buffer (no chunks to join), or None at the end."""
+    data = bytearray(size)
+    view = memoryview(data)
+    while view:
+        got = os.readv(fd, [view])
+        if not got:
             return None
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+        view = view[got:]
+    view.release()
+    return data
 
 
 def _cpu_used() -> float:
@@ -112,8 +117,11 @@ def serve(load: Loader, *, memory_bytes: int, cpu_seconds: int, cpu_lifetime: in
     """
     reply_fd = _quiet()
     sys.setrecursionlimit(_RECURSION_LIMIT)
+    # A worker's high-water mark is then one job's, not the sum of its jobs' leftovers.
+    release_large_blocks()
     handler = load()
     apply_limits(memory_bytes, cpu_lifetime)
+    trim()  # what the warm-up freed goes back before the first job
     _write_all(reply_fd, reply_frame(READY, b""))
     while True:
         header = _read_exact(0, JOB_HEADER.size)
@@ -139,9 +147,16 @@ def serve(load: Loader, *, memory_bytes: int, cpu_seconds: int, cpu_lifetime: in
         del body
         if _cpu_used() + cpu_seconds >= cpu_lifetime:
             flags |= RETIRE
-        _write_all(reply_fd, reply_frame(flags, payload))
+        # Header and payload in two writes: joining them would copy the payload once more.
+        _write_all(reply_fd, REPLY_HEADER.pack(len(payload), flags))
+        _write_all(reply_fd, payload)
+        del payload
         if flags & RETIRE:
             return 0
+        if body_size >= TRIM_AFTER_BYTES:
+            # What the job freed goes back to the system, so that the next job starts from
+            # the idle worker's memory and the high-water mark stays one job's.
+            trim()
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -77,14 +77,14 @@ class FetchService:
         url, notices = check_credentials(args.url, parameter="url", mode=self._mode)
         with anyio.move_on_after(self._ceiling_s):
             retrieved = await self._retriever.retrieve(url, deadline=deadline)
-            response = retrieved.response
             try:
+                # The body is handed over: extraction releases it once a worker has it.
                 extraction = await self._extractor.extract(
-                    response.body,
-                    response.headers.get("content-type"),
-                    response.url.url,
-                    status=response.status,
-                    headers=response.headers,
+                    retrieved.body,
+                    retrieved.headers.get("content-type"),
+                    retrieved.url,
+                    status=retrieved.status,
+                    headers=retrieved.headers,
                     redirected=retrieved.redirected,
                     timeout_s=max(0.1, deadline - time.monotonic()),
                 )
@@ -103,7 +103,7 @@ class FetchService:
             return fetch_response(
                 extraction,
                 view,
-                url=response.url.url,
+                url=retrieved.url,
                 notices=[*notices, *retrieved.notices, *boundary_notices],
             )
         # Only reached when the ceiling cancelled the block (the block returns otherwise).
