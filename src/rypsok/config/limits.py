@@ -54,7 +54,12 @@ _ROWS: tuple[Limit, ...] = (
     Limit("LIM-F10", "parsed nodes", 200000, "nodes"),
     Limit("LIM-F11", "nesting depth", 256, "levels"),
     Limit("LIM-F12", "robots.txt cache lifetime", 3600, "s"),
-    Limit("LIM-F13", "robots.txt bytes read", 500 * 1024, "bytes"),
+    Limit(
+        "LIM-F13",
+        "robots.txt bytes parsed (the first ones; read up to LIM-F3)",
+        500 * 1024,
+        "bytes",
+    ),
     Limit("LIM-B1", "consecutive failures that open a circuit", 3, "failures"),
     Limit("LIM-B2", "first cooldown", 30, "s"),
     Limit("LIM-B3", "cooldown growth: factor, capped at LIM-B3-MAX", 2, "factor"),
