@@ -5,6 +5,7 @@ The only place where long-lived objects are created and wired; no module keeps g
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
 import ssl
@@ -173,6 +174,11 @@ class _Core:
         await self.handlers()
         # The extraction workers boot now (about 2 s), not inside the first fetches' deadlines.
         await self._extractor.start()
+        # Everything loaded so far lives as long as the process: move it out of the cyclic
+        # garbage collector's view, so that a full collection (which otherwise walks every
+        # module, table and model class, tens of milliseconds) never stalls a call.
+        gc.collect()
+        gc.freeze()
 
     async def handlers(self) -> tuple[SearchHandler, FetchHandler]:
         """The web_search and web_fetch services, assembled on first use."""
