@@ -9,8 +9,10 @@ usage: score.py --results FILE --accepted FILE [--elapsed SECONDS] [--modules TE
 
 A line without a reason after ``#`` is an error: an accepted survivor must say why.
 
-Score = killed / (killed + survived + no tests + timeout-free others), counting only mutants
-that were checked. Exit 0 when every survivor is accepted, 1 when one is not, 2 on bad input.
+Score = killed / checked, where killed counts killed, timeout, caught by type check and
+segfault, and checked adds the survivors (survived, no tests, suspicious). Exit 0 when every
+survivor is accepted, 1 when one is not or when the run is incomplete (a mutant "not checked"
+or "check was interrupted by user": an interrupted run proves nothing), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 _LINE = re.compile(r"^\s*(?P<name>[\w.\-\[\]]+__mutmut_\d+)\s*:\s*(?P<status>.+?)\s*$")
 _SURVIVING = frozenset({"survived", "no tests", "suspicious"})
 _KILLED = frozenset({"killed", "timeout", "caught by type check", "segfault"})
+_INCOMPLETE = frozenset({"not checked", "check was interrupted by user"})
 
 
 def say(line: str) -> None:
@@ -80,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     checked = killed + len(surviving)
     unchecked = len(results) - checked
     unaccepted = [name for name in surviving if name not in accepted]
+    incomplete = sorted(name for name, status in results.items() if status in _INCOMPLETE)
     stale = sorted(name for name in accepted if results.get(name, "") in _KILLED)
 
     score = 100.0 * killed / checked if checked else 0.0
@@ -97,8 +101,11 @@ def main(argv: list[str] | None = None) -> int:
         say(f"accepted survivor is now killed (remove it from the list): {name}")
     for name in unaccepted:
         say(f"UNACCEPTED SURVIVOR: {name} ({results[name]})")
-    if bad or unaccepted:
-        say(f"FAIL: {len(unaccepted)} survivor(s) not in {args.accepted}")
+    if incomplete:
+        say(f"INCOMPLETE RUN: {len(incomplete)} mutant(s) not checked, e.g. {incomplete[0]}")
+    if bad or unaccepted or incomplete:
+        unchecked_note = f", {len(incomplete)} mutant(s) not checked" if incomplete else ""
+        say(f"FAIL: {len(unaccepted)} survivor(s) not in {args.accepted}{unchecked_note}")
         return 1
     say("OK: every survivor is accepted with a reason")
     return 0
