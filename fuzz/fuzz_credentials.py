@@ -1,8 +1,9 @@
 """Fuzz target: the credential check of queries and URLs (REQ-PRIV-002; THR-04).
 
 ``find_credentials``, ``mask`` and ``CredentialCheck`` on any text. Invariants: no exception;
-matches are sorted, inside the text, non-overlapping and of the fixed kind vocabulary; a masked
-text has no credential left; deny sends nothing, mask sends the masked text, warn the text;
+matches are sorted, inside the text, non-overlapping and of the fixed kind vocabulary; masking
+never lengthens the text; a redacted text has no credential left; deny sends nothing, mask
+sends the redacted text, warn the text;
 a verdict's repr never shows a matched value; every pattern runs in linear time (a 4 KiB input
 is checked in well under a second).
 """
@@ -21,6 +22,7 @@ with instrumented():
         CredentialMode,
         find_credentials,
         mask,
+        redact,
     )
 
 _KINDS = frozenset(k.value for k in CredentialKind)
@@ -50,7 +52,9 @@ def test_one_input(data: bytes) -> None:
         check(end <= match.start < match.end <= len(text), "matches overlap or leave the text")
         end = match.end
     masked = mask(text, matches)
-    check(not find_credentials(masked), "a credential survives masking")
+    check(len(masked) <= len(text), "masking lengthened the text")
+    redacted = redact(text)
+    check(not find_credentials(redacted), "a credential survives redaction")
     for mode in CredentialMode:
         verdict = CredentialCheck(mode).apply(text)
         if mode is CredentialMode.OFF or not matches:
@@ -59,7 +63,7 @@ def test_one_input(data: bytes) -> None:
         if mode is CredentialMode.DENY:
             check(verdict.text is None, "deny must send nothing")
         elif mode is CredentialMode.MASK:
-            check(verdict.text == masked, "mask must send the masked text")
+            check(verdict.text == redacted, "mask must send the redacted text")
         else:
             check(verdict.text == text, "warn must send the text as given")
         shown = repr(verdict) + str(verdict)

@@ -99,6 +99,8 @@ def test_req_test_005_address_literals_in_every_notation(
         ("4294967296", None),
         ("1.2.3.256", None),
         ("256.1.1.1", None),
+        ("256.1", None),  # a part above 255 before the last one of a short form
+        ("1.256.1", None),
         ("1.2.3.4.5", None),
         ("09.1.1.1", None),
         ("0x1g.1.1.1", None),

@@ -19,6 +19,7 @@ from rypsok.privacy import (
     CredentialMode,
     find_credentials,
     mask,
+    redact,
 )
 
 from .samples import sample
@@ -118,3 +119,35 @@ def test_req_test_008_no_query_reaches_the_logs(caplog: pytest.LogCaptureFixture
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert SECRET not in logged
     assert "rejected" not in logged
+
+
+def test_req_priv_002_overlapping_formats_are_masked_as_one_span() -> None:
+    """REQ-PRIV-002: a private-key block whose bounded match ends inside a JWT and the JWT
+    become one match, so masking leaves no tail of the JWT behind (SEC-13, found by fuzzing).
+
+    Proves THR-04.
+    """
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    block = "-----BEGIN PRIVATE KEY-----" + "A" * 40 + "=" + jwt
+    found = find_credentials(block)
+    assert [(m.start, m.end) for m in found] == [(0, len(block))]
+    assert mask(block, found) == REDACTED
+
+
+def test_req_priv_002_mask_mode_re_checks_until_no_credential_is_left() -> None:
+    """REQ-PRIV-002: masking shortens the text, which can bring a base64 run into reach of the
+    private-key pattern's bounded gap; the mask mode checks again until nothing is found, so
+    what is sent holds no credential (SEC-13, found by fuzzing).
+
+    Proves THR-04.
+    """
+    header = "-----BEGIN PRIVATE KEY-----"
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"
+    # The gap to the base64 run is too long for the block pattern until the JWTs are masked.
+    text = header + " " + (jwt + ". ") * 6 + " " * 20 + "Q" * 48
+    once = mask(text, find_credentials(text))
+    assert find_credentials(once), "the case needs a second round to mean anything"
+    verdict = CredentialCheck(CredentialMode.MASK).apply(text)
+    assert verdict.text is not None
+    assert not find_credentials(verdict.text)
+    assert redact(text) == verdict.text

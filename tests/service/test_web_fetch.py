@@ -160,6 +160,30 @@ async def test_req_fetch_006_redirects() -> None:
     assert "metadata.google" not in json.dumps(forbidden)
 
 
+@pytest.mark.parametrize("location", ["http://[evil", "//[::1", "https://[not-an-address]/x"])
+async def test_req_fetch_006_unparsable_redirect_targets_are_refused(location: str) -> None:
+    """REQ-FETCH-006: a Location that no URL parser can split (an unclosed or invalid bracketed
+    host) ends the call with denied / egress_policy, not an internal error; a robots.txt that
+    redirects there is unreachable, so the page is not fetched (fail closed). Found by the
+    robots fuzz target (SEC-13).
+
+    Proves THR-17, THR-23.
+    """
+    with fake_http_server() as server:
+        server.replies["/old"] = Reply(status=301, headers=(("Location", location),))
+        async with fetch_services(server) as services:
+            page = await fetch(services, url=server.url("/old"))
+    assert (page["error"]["kind"], page["error"]["reason"]) == ("denied", "egress_policy")
+    assert location not in json.dumps(page)
+    with fake_http_server() as server:
+        server.replies["/robots.txt"] = Reply(status=301, headers=(("Location", location),))
+        server.replies["/public"] = Reply(body=ARTICLE, headers=HTML)
+        async with fetch_services(server) as services:
+            robots = await fetch(services, url=server.url("/public"))
+    assert (robots["error"]["kind"], robots["error"]["reason"]) == ("denied", "robots_txt")
+    assert not any(r.path == "/public" for r in server.requests)
+
+
 @pytest.mark.parametrize(
     ("status", "retry_after", "helps"), [(404, None, False), (503, "7", True), (429, "30", True)]
 )

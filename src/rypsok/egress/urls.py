@@ -27,7 +27,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Final, Literal
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 import idna
 
@@ -97,6 +97,18 @@ class CheckedURL:
 
 def _refuse(reason: EgressReason = EgressReason.INVALID_URL) -> EgressError:
     return EgressError(reason)
+
+
+def resolve_reference(base: str, reference: str) -> str:
+    """``reference`` (a redirect's Location) resolved against ``base``, to be checked next.
+
+    A reference urllib cannot split (``http://[x``: an unclosed or invalid bracketed host)
+    is an invalid URL, refused like any other, not a ValueError out of the call.
+    """
+    try:
+        return urljoin(base, reference)
+    except ValueError:
+        raise _refuse() from None
 
 
 def _check_characters(text: str) -> None:

@@ -15,7 +15,6 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urljoin
 
 from rypsok.config.schema import FetchSettings
 from rypsok.contract.errors import ErrorDetail, ToolFailure
@@ -23,7 +22,7 @@ from rypsok.contract.notices import Notice, notice
 from rypsok.contract.vocabulary import ErrorKind, NoticeCode, Reason
 from rypsok.egress.errors import POLICY_REASONS, EgressError, EgressReason
 from rypsok.egress.gateway import Egress, FetchedResponse
-from rypsok.egress.urls import CheckedURL
+from rypsok.egress.urls import CheckedURL, resolve_reference
 from rypsok.engines.base import parse_retry_after
 from rypsok.fetch.body import Body
 from rypsok.fetch.hosts import FetchSlots
@@ -225,7 +224,9 @@ class Retriever:
 
     def _redirect_target(self, current: CheckedURL, location: str) -> CheckedURL:
         try:
-            target = self._egress.check_url(urljoin(current.url, location), allow_http=True)
+            target = self._egress.check_url(
+                resolve_reference(current.url, location), allow_http=True
+            )
         except EgressError:
             raise _denied(
                 Reason.EGRESS_POLICY,

@@ -21,7 +21,6 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from urllib.parse import urljoin
 
 import anyio
 from protego import Protego
@@ -29,7 +28,7 @@ from protego import Protego
 from rypsok.config.limits import limit
 from rypsok.egress.errors import EgressError
 from rypsok.egress.gateway import FetchedResponse
-from rypsok.egress.urls import CheckedURL
+from rypsok.egress.urls import CheckedURL, resolve_reference
 from rypsok.health.clock import Clock
 from rypsok.logs import log_event
 
@@ -132,7 +131,7 @@ class RobotsPolicy:
                 location = response.location
                 if location is None:
                     break
-                target = self._check(urljoin(target.url, location))
+                target = self._check(resolve_reference(target.url, location))
             else:
                 return _Verdicts(None, unreachable=True, expires=retry)
         except (EgressError, TimeoutError) as exc:

@@ -1,8 +1,8 @@
 """The credential check of queries and URLs before any outbound request (REQ-PRIV-002).
 
-:func:`find_credentials` finds high-confidence credential formats, :func:`mask` hides
-them, :class:`CredentialCheck` applies the operator's mode (LIM-P1). Personal data is not
-detected.
+:func:`find_credentials` finds high-confidence credential formats, :func:`mask` hides the
+spans found, :func:`redact` masks until none is left, :class:`CredentialCheck` applies the
+operator's mode (LIM-P1). Personal data is not detected.
 """
 
 from rypsok.privacy.check import (
@@ -11,7 +11,7 @@ from rypsok.privacy.check import (
     CredentialMode,
     CredentialVerdict,
 )
-from rypsok.privacy.detect import REDACTED, CredentialMatch, find_credentials, mask
+from rypsok.privacy.detect import REDACTED, CredentialMatch, find_credentials, mask, redact
 from rypsok.privacy.formats import CredentialKind
 
 __all__ = [
@@ -24,4 +24,5 @@ __all__ = [
     "CredentialVerdict",
     "find_credentials",
     "mask",
+    "redact",
 ]

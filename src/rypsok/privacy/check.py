@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from rypsok.privacy.detect import CredentialMatch, find_credentials, mask
+from rypsok.privacy.detect import CredentialMatch, find_credentials, redact
 
 
 class CredentialMode(StrEnum):
@@ -72,5 +72,5 @@ class CredentialCheck:
         if action is CredentialAction.DENY:
             return CredentialVerdict(action, matches, None)
         if action is CredentialAction.MASK:
-            return CredentialVerdict(action, matches, mask(text, matches))
+            return CredentialVerdict(action, matches, redact(text))
         return CredentialVerdict(action, matches, text)

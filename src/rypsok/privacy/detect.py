@@ -7,7 +7,7 @@ reprs the matched value: the caller reports ``kind`` and ``start`` and nothing e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from rypsok.privacy.formats import FORMATS, is_placeholder
@@ -27,8 +27,9 @@ class CredentialMatch:
 def find_credentials(text: str) -> list[CredentialMatch]:
     """Find high-confidence credentials in ``text``: sorted by start, non-overlapping.
 
-    Where two formats overlap (a JWT inside a webhook URL, say), the match that starts
-    first wins, and of two starting together the longer one.
+    Where two formats overlap (a JWT inside a webhook URL, say), they become one match of
+    the kind that starts first (of two starting together, the longer one) that covers both:
+    dropping the later one would leave its tail unmasked.
     """
     candidates = [
         CredentialMatch(str(fmt.kind), found.start(), found.end())
@@ -41,6 +42,8 @@ def find_credentials(text: str) -> list[CredentialMatch]:
     for match in candidates:
         if not chosen or match.start >= chosen[-1].end:
             chosen.append(match)
+        elif match.end > chosen[-1].end:
+            chosen[-1] = replace(chosen[-1], end=match.end)
     return chosen
 
 
@@ -68,3 +71,22 @@ def mask(text: str, matches: Sequence[CredentialMatch]) -> str:
         position = match.end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+_MAX_MASKING_ROUNDS: Final = 8
+
+
+def redact(text: str) -> str:
+    """``text`` with every credential masked, re-checked until none is left.
+
+    One masking round is not always enough: a masked span shortens the text, so a pattern
+    with a bounded gap (the private-key block) can then reach a base64 run it could not
+    reach before. Every format is longer than ``[REDACTED]``, so each round shortens the
+    text; a text that still holds a credential after the last round is redacted whole.
+    """
+    for _ in range(_MAX_MASKING_ROUNDS):
+        matches = find_credentials(text)
+        if not matches:
+            return text
+        text = mask(text, matches)
+    return text if not find_credentials(text) else REDACTED

@@ -165,10 +165,10 @@ class Services:
     def _log_call_arguments(
         self, name: str, arguments: Mapping[str, object], request_id: str
     ) -> None:
-        from rypsok.privacy import find_credentials, mask
+        from rypsok.privacy import redact
 
         shown = {
-            key: mask(value, find_credentials(value)) if isinstance(value, str) else value
+            key: redact(value) if isinstance(value, str) else value
             for key, value in arguments.items()
         }
         log_event(

@@ -12,7 +12,7 @@ from typing import Literal
 from rypsok.contract.errors import ErrorDetail, ToolFailure
 from rypsok.contract.notices import Notice, notice
 from rypsok.contract.vocabulary import ErrorKind, NoticeCode, Reason
-from rypsok.privacy import find_credentials, mask
+from rypsok.privacy import find_credentials, redact
 
 Mode = Literal["deny", "warn", "mask", "off"]
 
@@ -36,4 +36,4 @@ def check_credentials(text: str, *, parameter: str, mode: Mode) -> tuple[str, li
         )
     code = NoticeCode.CREDENTIAL_DETECTED if mode == "warn" else NoticeCode.CREDENTIAL_MASKED
     notices = [notice(code, kind=m.kind, position=m.start) for m in matches]
-    return (text if mode == "warn" else mask(text, matches)), notices
+    return (text if mode == "warn" else redact(text)), notices
