@@ -111,6 +111,29 @@ def test_cuts_prefer_paragraph_then_line_boundaries() -> None:
     assert cut_position("word " * 20, 0, 42, None) == 40
 
 
+@pytest.mark.req("REQ-FETCH-003")
+def test_a_part_never_ends_on_a_heading_without_its_text() -> None:
+    """A window cut at a paragraph or line boundary that would end on headings is cut before
+    them, so the next part starts with the heading and its text together."""
+    body = "a" * 50 + "\n\n"
+    text = body + "## Tides\n\n" + "b" * 40
+    assert cut_position(text, 0, 64, None) == len(body)
+    stacked = body + "## Tides\n\n### High water\n\n" + "b" * 40
+    assert cut_position(stacked, 0, 80, None) == len(body)
+    lines = "a" * 50 + "\n# Title\n" + "b" * 40
+    assert cut_position(lines, 0, 62, None) == 51
+    view = select_and_budget(extraction(text), max_chars=64)
+    assert not view.content.rstrip().endswith("Tides")
+    following = select_and_budget(
+        extraction(text), start_char=view.next_start_char or 0, max_chars=1000
+    )
+    assert following.content.startswith("## Tides")
+    # Only headings move the cut: a window of nothing but a heading keeps it.
+    assert cut_position("# A\n\n# B\n\n" + "c" * 40, 0, 12, None) > 0
+    # A heading that is the window's first line is kept: the window is never emptied.
+    assert cut_position("## Only\n\n" + "d" * 40, 0, 12, None) == 9
+
+
 @pytest.mark.req("REQ-CTX-010")
 def test_budgets_count_unicode_scalar_values() -> None:
     text = "😀" * 30 + "東京" * 30

@@ -15,7 +15,8 @@ a response carries (:class:`PageView`):
   kept whole, shrinking the outline if needed (INV-8);
 * the content is cut at a paragraph boundary when one lies in the last quarter of the window,
   else at a line boundary, else between words, else between characters (never before a
-  combining mark or inside CRLF);
+  combining mark or inside CRLF); a window cut at a line boundary never ends on a heading,
+  which opens the next part instead;
 * ``truncated`` is true when anything external was left out for the budget (content, outline
   entries, feed items); ``next_start_char`` is where the next call continues the content, or
   ``None`` when the content is complete.
@@ -113,6 +114,22 @@ def _last(content: str, needle: str, low: int, high: int) -> int:
     return content.rfind(needle, low, high)
 
 
+def _before_trailing_headings(content: str, cut: int, floor: int) -> int:
+    """Move a line-boundary ``cut`` back before the headings that would end the window.
+
+    A part that ends on a heading shows a title without its text; the heading opens the next
+    part instead. The cut stays at or above ``floor`` and never leaves an empty window.
+    """
+    while True:
+        end = cut
+        while end > floor and content[end - 1] in "\r\n":
+            end -= 1
+        line_start = content.rfind("\n", floor, end) + 1
+        if line_start <= floor or not _HEADING.match(content[line_start:end]):
+            return cut
+        cut = line_start
+
+
 def cut_position(content: str, start: int, limit: int, keep_until: int | None) -> int:
     """Where to end a window ``[start, limit)`` of ``content`` (see the module docstring)."""
     if limit >= len(content):
@@ -123,10 +140,10 @@ def cut_position(content: str, start: int, limit: int, keep_until: int | None) -
     near = max(floor, limit - max((limit - start) // _NEAR, 1))
     paragraph = _last(content, "\n\n", near - 1, limit)
     if paragraph >= 0 and paragraph + 2 <= limit and paragraph + 2 >= floor:
-        return paragraph + 2
+        return _before_trailing_headings(content, paragraph + 2, floor)
     line = _last(content, "\n", near - 1, limit)
     if line >= 0 and line + 1 >= floor:
-        return line + 1
+        return _before_trailing_headings(content, line + 1, floor)
     space = _last(content, " ", near - 1, limit)
     if space >= 0 and space + 1 >= floor:
         return space + 1
