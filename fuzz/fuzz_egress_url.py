@@ -38,7 +38,7 @@ def test_one_input(data: bytes) -> None:
         return
     sent = checked.url
     check(sent.isascii() and sent.isprintable() and " " not in sent, "URL not printable ASCII")
-    check(len(checked.target) <= MAX_URL_CHARS, "request target beyond LIM-F9")
+    check(len(sent) <= MAX_URL_CHARS, "URL sent beyond LIM-F9")
     check(ports is None or checked.port in ports, "port outside the allowed set")
     check(checked.scheme == "https" or allow_http, "http without allow_http")
     if checked.address is not None:

@@ -18,7 +18,10 @@ _BASES = ("https://example.org/feed.xml", "http://example.org/")
 
 
 def _link_ok(link: str | None) -> bool:
-    return link is None or (len(link) <= 2048 and link.startswith(("http://", "https://")))
+    # The scheme is case-insensitive and kept as given, as for search results (REQ-RANK-003).
+    return link is None or (
+        len(link) <= 2048 and link[:8].lower().startswith(("http://", "https://"))
+    )
 
 
 def _date_ok(value: str | None) -> bool:

@@ -279,6 +279,22 @@ def test_lim_f9_url_length(egress: Egress) -> None:
     assert reason_of(egress, longest + "a") == EgressReason.INVALID_URL
 
 
+@pytest.mark.req("REQ-FETCH-001", "REQ-SEC-001")
+def test_lim_f9_bounds_the_url_as_sent_after_percent_encoding(egress: Egress) -> None:
+    """A URL short as given whose percent-encoded form, host included, exceeds LIM-F9 is
+    refused, even when its encoded request target alone fits: the URL sent, returned and
+    checked again on a redirect stays within LIM-F9 (SEC-15, found by fuzzing).
+
+    Proves THR-02.
+    """
+    base = "https://example.org"
+    path = "/" + "\u00e9" * ((limit("LIM-F9") - 2) // 6)  # each é is sent as %C3%A9
+    assert len(path.encode("ascii", "backslashreplace")) < limit("LIM-F9")
+    assert reason_of(egress, base + path) == EgressReason.INVALID_URL
+    fits = "/" + "\u00e9" * ((limit("LIM-F9") - len(base) - 1) // 6)
+    assert len(egress.check_url(base + fits, allow_http=False).url) <= limit("LIM-F9")
+
+
 # --- names, IDNA, fragments --------------------------------------------------------------------
 
 

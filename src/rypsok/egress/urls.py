@@ -272,9 +272,7 @@ def parse_url(url: str, *, allow_http: bool, ports: frozenset[int] | None) -> Ch
     if not target.startswith("/"):
         target = "/" + target  # "https://h?q" and "https://h" request "/?q" and "/"
     fragment = _encode_part(fragment_text) if hash_mark else None
-    if len(target) > MAX_URL_CHARS:
-        raise _refuse()  # percent-encoding may have grown it
-    return CheckedURL(
+    checked = CheckedURL(
         scheme="https" if scheme == "https" else "http",
         host=host,
         port=port,
@@ -282,3 +280,8 @@ def parse_url(url: str, *, allow_http: bool, ports: frozenset[int] | None) -> Ch
         fragment=fragment,
         address=address,
     )
+    if len(checked.url) > MAX_URL_CHARS:
+        # Percent-encoding and the canonical host may have grown it: the URL sent (and
+        # returned, and checked again on a redirect) stays within LIM-F9 too (SEC-15).
+        raise _refuse()
+    return checked
