@@ -21,8 +21,13 @@ adds over the engines' delay, and the servers' CPU per call from /proc/<pid>/sta
 system, all replicas) before and after; at the end each server's RSS. With replicas, the
 clients' connections are spread over them in turn, as a layer-4 load balancer would.
 
+With ``--rate R`` the load is open loop instead: calls arrive at R per second (a seeded Poisson
+process) and go to the next free client, and a call's latency runs from its arrival, waiting
+for a free client included. That measures the latency at a given load; the closed loop
+measures the most calls per second the clients can get.
+
 usage: python bench/http_load.py [--delay-ms 50] [--calls 2000] [--levels 1,16,64]
-                                 [--era 2026|legacy] [--replicas 1] [--json out.json]
+                                 [--era 2026|legacy] [--replicas 1] [--rate R] [--json out.json]
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import random
 import re
 import signal
 import statistics
@@ -284,6 +290,55 @@ async def drive(
     return latencies, errors, wall
 
 
+async def drive_rate(
+    ports: list[int], era: str, calls: int, concurrency: int, rate: float
+) -> tuple[list[float], int, float]:
+    """``calls`` calls offered at ``rate`` per second (open loop) to ``concurrency`` clients.
+
+    Arrivals are a Poisson process (seeded: the same schedule every run). Each arrival goes
+    to the next free client; when all are busy it waits for one. A call's latency runs from
+    its scheduled arrival, so waiting for a free client counts (no coordinated omission).
+    """
+    connections = [Connection(ports[n % len(ports)]) for n in range(concurrency)]
+    for conn in connections:
+        await conn.open()
+        await client_session(conn, era)
+    arrivals: asyncio.Queue[tuple[int, float] | None] = asyncio.Queue()
+    latencies: list[float] = []
+    errors = 0
+
+    async def worker(conn: Connection) -> None:
+        nonlocal errors
+        while (item := await arrivals.get()) is not None:
+            n, scheduled = item
+            try:
+                ok = await one_call(conn, era, n + 1)
+            except (OSError, asyncio.IncompleteReadError, ValueError):
+                ok = False
+                await conn.close()
+                await conn.open()
+                await client_session(conn, era)
+            latencies.append(time.perf_counter() - scheduled)
+            errors += not ok
+
+    workers = [asyncio.create_task(worker(c)) for c in connections]
+    schedule = random.Random(20261203)
+    wall0 = next_at = time.perf_counter()
+    for n in range(calls):
+        next_at += schedule.expovariate(rate)
+        pause = next_at - time.perf_counter()
+        if pause > 0:
+            await asyncio.sleep(pause)
+        arrivals.put_nowait((n, next_at))
+    for _ in workers:
+        arrivals.put_nowait(None)
+    await asyncio.gather(*workers)
+    wall = time.perf_counter() - wall0
+    for conn in connections:
+        await conn.close()
+    return latencies, errors, wall
+
+
 def percentile(values: list[float], q: float) -> float:
     """The q-quantile of sorted ``values`` (nearest rank)."""
     return values[min(len(values) - 1, max(0, round(q * len(values)) - 1))]
@@ -303,7 +358,12 @@ async def measure(
         )  # warm-up: pools, caches
         cpu0 = sum(cpu_ticks(pid) for pid in pids)
         sim0, own0 = cpu_ticks(sim_pid), time.process_time()
-        latencies, errors, wall = await drive(ports, args.era, calls, concurrency, delay_s)
+        if args.rate:
+            latencies, errors, wall = await drive_rate(
+                ports, args.era, calls, concurrency, args.rate
+            )
+        else:
+            latencies, errors, wall = await drive(ports, args.era, calls, concurrency, delay_s)
         cpu_s = (sum(cpu_ticks(pid) for pid in pids) - cpu0) / tick
         sim_s = (cpu_ticks(sim_pid) - sim0) / tick
         own_s = time.process_time() - own0
@@ -314,6 +374,7 @@ async def measure(
                 "era": args.era,
                 "replicas": len(pids),
                 "concurrency": concurrency,
+                "offered_calls_per_s": args.rate,
                 "calls": len(ordered),
                 "errors": errors,
                 "calls_per_s": round(len(ordered) / wall, 1),
@@ -345,6 +406,12 @@ def main() -> int:
         type=int,
         default=1,
         help="server processes, each its own replica on its own port (clients spread over them)",
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        help="offer this many calls per second (open loop, Poisson arrivals) instead of "
+        "each client calling again as soon as it has its answer",
     )
     parser.add_argument(
         "--profile", type=Path, help="record the server with py-spy (raw folded stacks) to PATH"

@@ -533,6 +533,8 @@ _EVENT_MEANINGS = {
     "driver_exception": "a driver raised an unexpected exception; counted as parse_failure",
     "circuit": "an engine's circuit changed state (closed, open, half_open)",
     "engine_inactive": "at start: a configured engine will not run, and why",
+    "engine_proxy_authentication": "the engine proxy answered 407; the hint names the "
+    "credential keys to check (at most once a minute)",
     "extraction_containment": "at start: how extraction workers are contained",
     "query_logging_enabled": "at start: queries and URLs will be logged at debug level",
     "robots_unreachable": "a site's robots.txt could not be read; its pages are not fetched",

@@ -67,7 +67,7 @@ def load(cli_value: str | None) -> tuple[Settings, Path | None]:
                 check_rules(getattr(settings.egress, key))
             except ValueError as exc:
                 raise ConfigError(f"invalid value for egress.{key}: {exc}") from None
-        from rypsok.egress.proxy import check_engine_proxy
+        from rypsok.egress.proxy import check_engine_proxy, resolve_proxy_credentials
 
         try:
             # Judged at start (metadata, deny rules), not at the first search.
@@ -76,6 +76,11 @@ def load(cli_value: str | None) -> tuple[Settings, Path | None]:
             )
         except ValueError as exc:
             raise ConfigError(f"invalid value for egress.engine_proxy: {exc}") from None
+        try:
+            # Resolved at start too: the message names the key, never the value.
+            resolve_proxy_credentials(settings.egress)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     except (ConfigError, EngineConfigError) as exc:
         raise ConfigurationError(str(exc)) from None
     return settings, path
@@ -216,6 +221,7 @@ class _Core:
                 extra_allow=self._extra_allow,
                 ssl_context=self._ssl_context,
                 keepalive_per_origin=self._keepalive_per_origin(),
+                logger=logger,
             )
         )
         pipeline = SearchPipeline(

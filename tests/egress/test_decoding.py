@@ -156,3 +156,37 @@ def test_any_body_decodes_within_the_bound_or_is_refused(
     except EgressError:
         return
     assert len(out) <= bound
+
+
+@pytest.mark.req("REQ-SEC-013", "REQ-CMP-005")
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from([("gzip", 31), ("deflate", 15), ("deflate", -15), ("identity", 0)]),
+    st.binary(max_size=3000),
+    st.integers(1, 4000),
+    st.integers(1, 300),
+)
+def test_truncate_mode_hands_out_exactly_the_first_bytes(
+    coding: tuple[str, int], data: bytes, bound: int, chunk: int
+) -> None:
+    """With ``truncate`` the decoder hands out exactly the first ``bound`` decoded bytes of
+    any body in any chunking, ``cut`` says whether more existed, and after a cut it decodes
+    nothing more; without it, the same body beyond the bound is refused."""
+    encoding, wbits = coding
+    body = data if encoding == "identity" else compress(data, wbits)
+    decoder = BoundedDecoder(encoding, bound, truncate=True)
+    out = b""
+    for i in range(0, len(body), chunk):
+        if decoder.cut:
+            assert decoder.feed(body[i : i + chunk]) == b""
+            break
+        out += decoder.feed(body[i : i + chunk])
+    out += decoder.finish()
+    assert out == data[:bound]
+    assert decoder.cut is (len(data) > bound)
+    if len(data) > bound:
+        with pytest.raises(EgressError) as refused:
+            decode(encoding, body, bound, chunk)
+        assert refused.value.reason == EgressReason.TOO_LARGE
+    else:
+        assert decode(encoding, body, bound, chunk) == data

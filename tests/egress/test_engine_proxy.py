@@ -1,18 +1,24 @@
 """The engine proxy of ``[egress] engine_proxy`` (REQ-RES-008, REQ-SEC-007).
 
 A real CONNECT proxy runs on 127.0.0.1 in the test's event loop: it records what it was asked
-(CONNECT targets, absolute-form request targets), then relays bytes to the local engine
-servers, refuses with a chosen status, or answers the tunnel with its own certificate (a man in
-the middle). Engines are the threaded trustme TLS servers of ``_support``.
+(CONNECT targets, absolute-form request targets, the ``Proxy-Authorization`` it got), then
+relays bytes to the local engine servers, refuses with a chosen status, demands Basic
+credentials, hangs up at a chosen point, or answers the tunnel with its own certificate (a man
+in the middle). Engines are the threaded trustme TLS servers of ``_support``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import io
+import json
+import logging
 import ssl
+import traceback
 import urllib.parse
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -23,13 +29,20 @@ import pytest
 from rypsok.app import ConfigurationError, load
 from rypsok.config.load import ConfigError, parse_settings
 from rypsok.config.schema import EgressSettings, FetchSettings, Settings
+from rypsok.config.secrets import Secret
 from rypsok.contract.vocabulary import FailureClass
 from rypsok.egress import Egress, EgressError, EgressReason
-from rypsok.egress.addresses import Category
+from rypsok.egress.addresses import AddressPolicy, Category
+from rypsok.egress.proxy import (
+    engine_proxy_from,
+    parse_engine_proxy,
+    resolve_proxy_credentials,
+)
 from rypsok.engines.base import EngineRequest, EngineResponse
+from rypsok.logs import JsonLineFormatter
 from rypsok.search.pipeline import _classify_egress
 
-from ._support import USER_AGENT, DNSServer, HTTPServer, respond_each, serving
+from ._support import USER_AGENT, Conn, DNSServer, HTTPServer, respond_each, serving
 from .conftest import MakeEgress
 
 pytestmark = pytest.mark.anyio
@@ -46,7 +59,16 @@ PROXY_VARIABLES = (
     "all_proxy",
 )
 
-Mode = Literal["relay", "refuse", "mitm", "hang_up"]
+# Credentials no test output may show: the password is a marker searched for everywhere.
+PROXY_USER = "svc-rypsok"
+PROXY_PASSWORD = "pw-MARKER-5f3a:with colon"
+PROXY_CREDENTIALS = f"{PROXY_USER}:{PROXY_PASSWORD}"
+AUTH_VARIABLE = "RYPSOK_TEST_PROXY_AUTH"
+
+# relay: a working proxy; refuse: answers every request with ``status``; mitm: answers the
+# tunnel's TLS itself; hang_up: closes on reading CONNECT; half_answer: closes in the middle
+# of its status line; closed_tunnel: answers 200, then closes before any TLS byte.
+Mode = Literal["relay", "refuse", "mitm", "hang_up", "half_answer", "closed_tunnel"]
 
 
 # --- a local recording proxy -------------------------------------------------------------------
@@ -58,17 +80,22 @@ class Proxy:
 
     ``names`` maps the host names it is asked for to loopback addresses (it resolves nothing
     else, so the test cannot leave the machine). ``connects`` and ``forwards`` record the
-    CONNECT targets and absolute request targets in order.
+    CONNECT targets and absolute request targets in order, ``authorizations`` the
+    ``Proxy-Authorization`` value of each (None when absent). With ``credentials``
+    (``user:password``) it demands Basic authentication like a corporate proxy: anything else
+    is answered 407, and it removes the header before forwarding (it is hop-by-hop).
     """
 
     mode: Mode = "relay"
     status: int = 407
+    credentials: str | None = None
     names: dict[str, str] = field(default_factory=dict)
     tls: ssl.SSLContext | None = None  # the proxy's own TLS (an https proxy)
     mitm_tls: ssl.SSLContext | None = None  # the certificate a "mitm" proxy answers with
     host: str = "127.0.0.1"
     connects: list[str] = field(default_factory=list)
     forwards: list[str] = field(default_factory=list)
+    authorizations: list[str | None] = field(default_factory=list)
     connections: int = 0
     port: int = 0
     _server: asyncio.Server | None = None
@@ -114,10 +141,10 @@ class Proxy:
             raise AssertionError(f"the test proxy was asked for {host}")
         return address
 
-    async def _refuse(self, writer: asyncio.StreamWriter) -> None:
+    async def _refuse(self, writer: asyncio.StreamWriter, status: int) -> None:
         body = f"<html>{PROXY_TEXT}</html>".encode()
         writer.write(
-            f"HTTP/1.1 {self.status} {PROXY_TEXT}\r\n"
+            f"HTTP/1.1 {status} {PROXY_TEXT}\r\n"
             f'Proxy-Authenticate: Basic realm="{PROXY_TEXT}"\r\n'
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode("latin-1")
             + body
@@ -132,10 +159,35 @@ class Proxy:
             self.connects.append(target)
         else:
             self.forwards.append(target)
+        fields = [f for f in rest.split("\r\n") if f]
+        authorization = [
+            f.partition(":")[2].strip()
+            for f in fields
+            if f.partition(":")[0].strip().lower() == "proxy-authorization"
+        ]
+        self.authorizations.append(authorization[0] if authorization else None)
+        # Hop-by-hop: what a proxy passes on never carries it.
+        rest = (
+            "".join(f"{f}\r\n" for f in fields if not f.lower().startswith("proxy-authorization:"))
+            + "\r\n"
+        )
         if self.mode == "hang_up":
             return
+        if self.mode == "half_answer":
+            writer.write(b"HTTP/1.1 20")
+            await writer.drain()
+            return
         if self.mode == "refuse":
-            await self._refuse(writer)
+            await self._refuse(writer, self.status)
+            return
+        if self.credentials is not None:
+            expected = "Basic " + base64.b64encode(self.credentials.encode()).decode()
+            if authorization != [expected]:
+                await self._refuse(writer, 407)
+                return
+        if method == "CONNECT" and self.mode == "closed_tunnel":
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await writer.drain()
             return
         if method == "CONNECT":
             host, _, port = target.rpartition(":")
@@ -236,6 +288,51 @@ def assert_scrubbed(error: EgressError) -> None:
     for text in (str(error), repr(error)):
         assert "IGNORE-PREVIOUS" not in text and "proxy-realm" not in text
     assert error.__cause__ is None and error.__context__ is None
+
+
+def basic(credentials: str) -> str:
+    return "Basic " + base64.b64encode(credentials.encode()).decode()
+
+
+# Every form in which the configured credentials could leak: the password, the marker in it,
+# and the header value made from them.
+SECRET_FORMS = (PROXY_PASSWORD, "MARKER-5f3a", basic(PROXY_CREDENTIALS).removeprefix("Basic "))
+
+
+def assert_no_secret(*texts: str) -> None:
+    for text in texts:
+        for form in SECRET_FORMS:
+            assert form not in text
+
+
+@contextlib.contextmanager
+def captured_logs() -> Iterator[io.StringIO]:
+    """Every record of every logger, the libraries' debug records included, as text: once as
+    rypsok's JSON lines and once with the plain message and its arguments."""
+    stream = io.StringIO()
+    json_handler = logging.StreamHandler(stream)
+    json_handler.setFormatter(JsonLineFormatter())
+    plain_handler = logging.StreamHandler(stream)
+    plain_handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers))
+    root.handlers[:] = [json_handler, plain_handler]
+    root.setLevel(logging.DEBUG)
+    try:
+        yield stream
+    finally:
+        root.setLevel(saved[0])
+        root.handlers[:] = saved[1]
+
+
+def log_events(stream: io.StringIO, event: str) -> list[dict[str, object]]:
+    found = []
+    for line in stream.getvalue().splitlines():
+        if line.startswith("{"):
+            record = json.loads(line)
+            if record.get("event") == event:
+                found.append(record)
+    return found
 
 
 @pytest.fixture
@@ -433,15 +530,18 @@ async def test_req_sec_007_fetch_never_uses_the_engine_proxy(
     proxies: Callable[..., Proxy],
     engine_dns: DNSServer,
     server_tls: Callable[..., ssl.SSLContext],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """An agent-directed request goes direct, pinned to the address rypsok checked, even
-    with an engine proxy configured (the proxy cannot enforce the egress profile).
+    with an engine proxy (and its credentials) configured (the proxy cannot enforce the
+    egress profile), and carries no ``Proxy-*`` header.
 
     Proves THR-41.
     """
+    monkeypatch.setenv(AUTH_VARIABLE, PROXY_CREDENTIALS)
     proxy = await proxies(names=ENGINE_NAMES).start()
     with serving(respond_each(body=b"direct"), tls=server_tls("site.test")) as site:
-        settings = proxy_settings(proxy.url, dns=engine_dns)
+        settings = proxy_settings(proxy.url, dns=engine_dns, engine_proxy_auth_env=AUTH_VARIABLE)
         settings = settings.model_copy(update={"fetch": FetchSettings(ports=[site.port])})
         egress = make_egress(settings)
         checked = egress.check_url(f"https://site.test:{site.port}/page", allow_http=False)
@@ -456,6 +556,8 @@ async def test_req_sec_007_fetch_never_uses_the_engine_proxy(
     assert (response.status, response.body) == (200, b"direct")
     assert proxy.connections == 0
     assert site.connections == 1 and engine_dns.count("site.test", "A") == 1
+    # The proxy's credentials are the proxy's: they never go with an agent-directed request.
+    assert not any(name.startswith("proxy-") for name in site.received[0].names)
 
 
 # --- failures ----------------------------------------------------------------------------------
@@ -518,16 +620,53 @@ async def test_req_res_008_unreachable_or_unresolvable_proxy_is_a_proxy_failure(
     assert dns.count("engine.test") == 0
 
 
-@pytest.mark.req("REQ-RES-008")
-async def test_req_res_008_proxy_hanging_up_on_connect_fails_the_request(
-    make_egress: MakeEgress, proxies: Callable[..., Proxy]
+@pytest.mark.req("REQ-RES-008", "REQ-ENG-006")
+@pytest.mark.parametrize("mode", ["hang_up", "half_answer", "closed_tunnel"])
+@pytest.mark.parametrize("proxy_tls", [False, True], ids=["http_proxy", "https_proxy"])
+async def test_req_res_008_proxy_hanging_up_on_connect_is_a_proxy_failure(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    server_tls: Callable[..., ssl.SSLContext],
+    mode: Mode,
+    proxy_tls: bool,
 ) -> None:
-    proxy = await proxies(mode="hang_up").start()
-    egress = make_egress(proxy_settings(proxy.url))
-    error = await failed(egress, "https://engine.test:8443/api")
-    assert not error.is_policy
+    """A proxy that closes the connection on reading CONNECT, in the middle of its answer,
+    or right after answering 200 (before any byte of the engine's TLS) is ``proxy_failure``
+    pointing at the setting, not the engine's ``protocol_error`` or ``tls_failure``.
+
+    Proves THR-41.
+    """
+    tls = server_tls("127.0.0.1") if proxy_tls else None
+    proxy = await proxies(mode=mode, names=ENGINE_NAMES, tls=tls).start()
+    with serving(respond_each(), tls=server_tls("engine.test")) as engine:
+        egress = make_egress(proxy_settings(proxy.url))
+        error = await failed(egress, f"https://engine.test:{engine.port}/api")
+    assert error.reason == EgressReason.PROXY_FAILURE
+    assert_scrubbed(error)
     assert _classify_egress(error) == FailureClass.REQUEST_FAILURE
-    assert proxy.connects == ["engine.test:8443"]
+    assert proxy.connects == [f"engine.test:{engine.port}"]
+    assert engine.connections == 0
+
+
+@pytest.mark.req("REQ-RES-008")
+async def test_req_res_008_engine_hanging_up_inside_the_tunnel_stays_the_engines_failure(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    server_tls: Callable[..., ssl.SSLContext],
+) -> None:
+    """Once the tunnel and the engine's TLS are up, an engine that closes without answering
+    is the engine's ``protocol_error``, as without a proxy: the proxy is not blamed."""
+
+    def read_then_close(conn: Conn) -> None:
+        conn.read_request()
+
+    proxy = await proxies(names=ENGINE_NAMES).start()
+    with serving(read_then_close, tls=server_tls("engine.test")) as engine:
+        egress = make_egress(proxy_settings(proxy.url))
+        error = await failed(egress, f"https://engine.test:{engine.port}/api")
+    assert error.reason == EgressReason.PROTOCOL_ERROR
+    assert proxy.connects == [f"engine.test:{engine.port}"]
+    assert [r.target for r in engine.received] == ["/api?q=rypsok"]
 
 
 @pytest.mark.req("REQ-RES-008", "REQ-SEC-017")
@@ -555,6 +694,163 @@ async def test_req_res_008_proxy_answer_set_judged_at_connect_time(
     assert proxy.connections == 0
 
 
+# --- proxy authentication ----------------------------------------------------------------------
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-CFG-004", "REQ-SEC-017")
+async def test_req_res_008_proxy_credentials_sent_on_connect_never_to_the_engine(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    server_tls: Callable[..., ssl.SSLContext],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A proxy that demands Basic credentials accepts the CONNECT that carries those of
+    ``engine_proxy_auth_env``; the request inside the tunnel reaches the engine without any
+    ``Proxy-*`` header, and the authenticated tunnel is reused.
+
+    Proves THR-41.
+    """
+    monkeypatch.setenv(AUTH_VARIABLE, PROXY_CREDENTIALS)
+    proxy = await proxies(names=ENGINE_NAMES, credentials=PROXY_CREDENTIALS).start()
+    with serving(respond_each(body=b"authed"), tls=server_tls("engine.test")) as engine:
+        egress = make_egress(proxy_settings(proxy.url, engine_proxy_auth_env=AUTH_VARIABLE))
+        endpoint = f"https://engine.test:{engine.port}/api"
+        first = await send(egress, endpoint)
+        second = await send(egress, endpoint)
+    assert (first.status, first.body, second.body) == (200, b"authed", b"authed")
+    assert proxy.connects == [f"engine.test:{engine.port}"]
+    assert proxy.authorizations == [basic(PROXY_CREDENTIALS)]
+    assert len(engine.received) == 2
+    for received in engine.received:
+        assert not any(name.startswith("proxy-") for name in received.names)
+        assert received.header("x-api-key") == "engine-secret"
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-CFG-004")
+async def test_req_res_008_proxy_credentials_from_a_file_on_forwarded_requests(
+    make_egress: MakeEgress, proxies: Callable[..., Proxy], tmp_path: Path
+) -> None:
+    """``engine_proxy_auth_file``: an explicit http endpoint is forwarded in absolute form
+    with ``Proxy-Authorization`` for the proxy (which removes it before passing on).
+
+    Proves THR-41.
+    """
+    auth_file = tmp_path / "proxy-auth"
+    auth_file.write_text(PROXY_CREDENTIALS + "\n", encoding="utf-8")
+    proxy = await proxies(names=ENGINE_NAMES, credentials=PROXY_CREDENTIALS).start()
+    with serving(respond_each(body=b"searx")) as searxng:
+        egress = make_egress(proxy_settings(proxy.url, engine_proxy_auth_file=str(auth_file)))
+        endpoint = f"http://searxng.test:{searxng.port}/search"
+        response = await send(egress, endpoint, explicit=True)
+    assert (response.status, response.body) == (200, b"searx")
+    assert proxy.forwards == [f"http://searxng.test:{searxng.port}/search?q=rypsok"]
+    assert proxy.authorizations == [basic(PROXY_CREDENTIALS)]
+    assert proxy.connects == []
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-ENG-006", "REQ-CFG-004")
+@pytest.mark.parametrize("given", [None, f"{PROXY_USER}:wrong-MARKER-5f3a"], ids=["none", "wrong"])
+async def test_req_res_008_proxy_asking_for_credentials_is_a_proxy_failure_with_a_hint(
+    proxies: Callable[..., Proxy],
+    server_tls: Callable[..., ssl.SSLContext],
+    client_tls: ssl.SSLContext,
+    monkeypatch: pytest.MonkeyPatch,
+    given: str | None,
+) -> None:
+    """A 407 to CONNECT or to a forwarded request, for missing or refused credentials, is
+    ``proxy_failure``; the operator is told once (not per request) which keys to check,
+    and neither the log nor the error holds a credential or the proxy's text.
+
+    Proves THR-41.
+    """
+    proxy = await proxies(names=ENGINE_NAMES, credentials=PROXY_CREDENTIALS).start()
+    if given is not None:
+        monkeypatch.setenv(AUTH_VARIABLE, given)
+    variable = AUTH_VARIABLE if given is not None else None
+    logger = logging.getLogger("rypsok.test.proxy")
+    with (
+        captured_logs() as logs,
+        serving(respond_each(), tls=server_tls("engine.test")) as engine,
+    ):
+        async with Egress(
+            proxy_settings(proxy.url, engine_proxy_auth_env=variable),
+            USER_AGENT,
+            extra_allow=("127.0.0.1",),
+            ssl_context=client_tls,
+            logger=logger,
+        ) as egress:
+            tunnelled = await failed(egress, f"https://engine.test:{engine.port}/api")
+            forwarded = await failed(egress, "http://searxng.test:8888/search", explicit=True)
+    for error in (tunnelled, forwarded):
+        assert error.reason == EgressReason.PROXY_FAILURE
+        assert_scrubbed(error)
+    assert engine.connections == 0
+    assert proxy.connects == [f"engine.test:{engine.port}"]
+    assert proxy.forwards == ["http://searxng.test:8888/search?q=rypsok"]
+    expected = None if given is None else basic(given)
+    assert proxy.authorizations == [expected, expected]
+    [warning] = log_events(logs, "engine_proxy_authentication")
+    assert warning["level"] == "warning" and warning["status"] == 407
+    assert warning["credentials"] == ("none" if given is None else "configured")
+    hint = str(warning["hint"])
+    assert "engine_proxy_auth_env" in hint and "engine_proxy_auth_file" in hint
+    assert "IGNORE-PREVIOUS" not in json.dumps(warning)  # nothing the proxy said
+    text = logs.getvalue()  # every line, the libraries' debug lines included
+    assert "wrong-MARKER" not in text
+    assert_no_secret(text)
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-SEC-020", "REQ-CFG-004")
+async def test_req_sec_020_proxy_credentials_never_in_errors_logs_or_reprs(
+    proxies: Callable[..., Proxy],
+    server_tls: Callable[..., ssl.SSLContext],
+    client_tls: ssl.SSLContext,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With credentials configured, nothing rypsok renders shows them: the settings, the
+    resolved proxy and the egress (repr, str), errors (str, repr, traceback), and every log
+    line, httpcore2's debug lines included, of a successful tunnel, a forwarded request and
+    a refusal.
+
+    Proves THR-31. Proves THR-41.
+    """
+    monkeypatch.setenv(AUTH_VARIABLE, PROXY_CREDENTIALS)
+    settings = proxy_settings(
+        "http://127.0.0.1:1", engine_proxy_auth_env=AUTH_VARIABLE
+    )  # the port is replaced below
+    good = await proxies(names=ENGINE_NAMES, credentials=PROXY_CREDENTIALS).start()
+    picky = await proxies(names=ENGINE_NAMES, credentials="someone:else").start()
+    texts: list[str] = []
+    with (
+        captured_logs() as logs,
+        serving(respond_each(body=b"ok"), tls=server_tls("engine.test")) as engine,
+        serving(respond_each(body=b"searx")) as searxng,
+    ):
+        for proxy, works in ((good, True), (picky, False)):
+            settings = proxy_settings(proxy.url, engine_proxy_auth_env=AUTH_VARIABLE)
+            async with Egress(
+                settings, USER_AGENT, extra_allow=("127.0.0.1",), ssl_context=client_tls
+            ) as egress:
+                resolved = engine_proxy_from(settings.egress, AddressPolicy())
+                assert resolved is not None and resolved.credentials is not None
+                texts += [repr(settings), settings.model_dump_json(), repr(resolved)]
+                texts += [str(resolved), repr(egress.__dict__), repr(vars(egress))]
+                for endpoint, explicit in (
+                    (f"https://engine.test:{engine.port}/api", False),
+                    (f"http://searxng.test:{searxng.port}/search", True),
+                ):
+                    if works:
+                        assert (await send(egress, endpoint, explicit=explicit)).status == 200
+                        continue
+                    error = await failed(egress, endpoint, explicit=explicit)
+                    assert error.reason == EgressReason.PROXY_FAILURE
+                    texts += [str(error), repr(error), "".join(traceback.format_exception(error))]
+    assert good.authorizations == [basic(PROXY_CREDENTIALS)] * 2  # they were really sent
+    texts.append(logs.getvalue())
+    assert "httpcore2" in texts[-1]  # the library's debug lines were captured
+    assert_no_secret(*texts)
+
+
 # --- configuration ---------------------------------------------------------------------------
 
 
@@ -562,7 +858,7 @@ async def test_req_res_008_proxy_answer_set_judged_at_connect_time(
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("http://user:hunter2@proxy.example:3128", "must not carry credentials"),
+        ("http://user:hunter2@proxy.example:3128", "by reference with engine_proxy_auth_env"),
         ("http://hunter2@proxy.example:3128", "must not carry credentials"),
         ("socks5://proxy.example:1080", "http://host:port"),
         ("proxy.example:3128", "http://host:port"),
@@ -628,3 +924,143 @@ async def test_req_res_008_operator_proxy_may_be_private(tmp_path: Path, proxy: 
     assert settings.egress.engine_proxy == proxy
     async with Egress(settings, USER_AGENT):
         pass
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-CFG-004", "REQ-CFG-005")
+@pytest.mark.parametrize(
+    ("egress_toml", "variable", "file_text", "messages"),
+    [
+        (
+            f'engine_proxy_auth_env = "{AUTH_VARIABLE}"',
+            None,
+            None,
+            ("[egress] engine_proxy_auth_env", AUTH_VARIABLE, "unset or empty"),
+        ),
+        (
+            f'engine_proxy_auth_env = "{AUTH_VARIABLE}"',
+            "no-colon-MARKER-5f3a",
+            None,
+            ("[egress] engine_proxy_auth_env", "user:password"),
+        ),
+        (
+            f'engine_proxy_auth_env = "{AUTH_VARIABLE}"',
+            ":pw-MARKER-5f3a",
+            None,
+            ("[egress] engine_proxy_auth_env", "user:password"),
+        ),
+        (
+            f'engine_proxy_auth_env = "{AUTH_VARIABLE}"',
+            "user:pw-MARKER-5f3a\r\nX-Injected: 1",
+            None,
+            ("[egress] engine_proxy_auth_env", "control characters"),
+        ),
+        (
+            'engine_proxy_auth_file = "{missing}"',
+            None,
+            None,
+            ("[egress] engine_proxy_auth_file", "cannot read", "FileNotFoundError"),
+        ),
+        (
+            'engine_proxy_auth_file = "{file}"',
+            None,
+            "\n",
+            ("[egress] engine_proxy_auth_file", "unset or empty"),
+        ),
+        (
+            'engine_proxy_auth_file = "{file}"',
+            None,
+            "pw-MARKER-5f3a\n",
+            ("[egress] engine_proxy_auth_file", "user:password"),
+        ),
+        (
+            f'engine_proxy_auth_env = "{AUTH_VARIABLE}"\nengine_proxy_auth_file = "{{file}}"',
+            PROXY_CREDENTIALS,
+            PROXY_CREDENTIALS,
+            ("egress", "not both"),
+        ),
+        (
+            'engine_proxy_auth = "user:pw-MARKER-5f3a"',
+            None,
+            None,
+            ("egress.engine_proxy_auth holds a secret inline", "engine_proxy_auth_env"),
+        ),
+    ],
+    ids=[
+        "unset_variable",
+        "no_colon",
+        "no_user",
+        "line_break",
+        "missing_file",
+        "empty_file",
+        "file_without_colon",
+        "both_keys",
+        "inline",
+    ],
+)
+def test_req_cfg_004_proxy_credentials_errors_name_the_key_never_the_value(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    egress_toml: str,
+    variable: str | None,
+    file_text: str | None,
+    messages: tuple[str, ...],
+) -> None:
+    """Proxy credentials that cannot be used stop start-up with a message naming the key
+    (and the variable or file it refers to), never the value; the egress component refuses
+    them the same way.
+
+    Proves THR-31. Proves THR-41.
+    """
+    monkeypatch.delenv(AUTH_VARIABLE, raising=False)
+    if variable is not None:
+        monkeypatch.setenv(AUTH_VARIABLE, variable)
+    auth_file = tmp_path / "proxy-auth"
+    if file_text is not None:
+        auth_file.write_text(file_text, encoding="utf-8")
+    egress_toml = egress_toml.replace("{file}", str(auth_file)).replace(
+        "{missing}", str(tmp_path / "absent")
+    )
+    path = tmp_path / "rypsok.toml"
+    path.write_text(
+        f'schema_version = 1\n[egress]\nengine_proxy = "http://127.0.0.1:3128"\n{egress_toml}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigurationError) as caught:
+        load(str(path))
+    text = str(caught.value)
+    for message in messages:
+        assert message in text
+    assert "MARKER" not in text and PROXY_PASSWORD not in text
+    assert caught.value.__cause__ is None
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-CFG-004")
+def test_req_cfg_004_proxy_credentials_need_a_proxy_and_resolve_at_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Credentials without ``engine_proxy`` are refused; with it they resolve at start to a
+    Secret (shown as ``Secret('***')``); the egress component refuses an unset variable
+    naming the key; and credentials written into the URL are pointed at the new keys."""
+    with pytest.raises(ConfigError, match="need engine_proxy"):
+        parse_settings({"schema_version": 1, "egress": {"engine_proxy_auth_env": AUTH_VARIABLE}})
+    monkeypatch.setenv(AUTH_VARIABLE, PROXY_CREDENTIALS)
+    path = tmp_path / "rypsok.toml"
+    path.write_text(
+        "schema_version = 1\n[egress]\n"
+        f'engine_proxy = "http://127.0.0.1:3128"\nengine_proxy_auth_env = "{AUTH_VARIABLE}"\n',
+        encoding="utf-8",
+    )
+    settings, _ = load(str(path))
+    credentials = resolve_proxy_credentials(settings.egress)
+    assert isinstance(credentials, Secret) and credentials.reveal() == PROXY_CREDENTIALS
+    proxy = engine_proxy_from(settings.egress, AddressPolicy())
+    assert proxy is not None
+    assert proxy.basic_auth() == (PROXY_USER.encode(), PROXY_PASSWORD.encode())
+    assert "Secret('***')" in repr(proxy) and PROXY_PASSWORD not in repr(proxy)
+    monkeypatch.delenv(AUTH_VARIABLE)
+    with pytest.raises(ValueError, match=r"\[egress\] engine_proxy_auth_env") as caught:
+        Egress(settings, USER_AGENT)
+    assert AUTH_VARIABLE in str(caught.value)
+    with pytest.raises(ValueError, match="engine_proxy_auth_env") as refused:
+        parse_engine_proxy("http://svc:pw-MARKER-5f3a@127.0.0.1:3128", AddressPolicy())
+    assert "MARKER" not in str(refused.value)

@@ -6,15 +6,18 @@ code, over the production policy (REQ-TEST-005).
 
 from __future__ import annotations
 
+import gzip
 import ssl
 import threading
 from collections.abc import Callable
 
 import anyio
+import httpcore2
 import pytest
 
 from rypsok.egress import CheckedURL, Egress, EgressError, EgressReason, FetchedResponse
 from rypsok.egress.addresses import Category
+from rypsok.egress.client import exchange
 
 from ._support import (
     USER_AGENT,
@@ -460,3 +463,197 @@ async def test_invalid_accept_header_refused(make_egress: MakeEgress) -> None:
             url, accept="a\r\nX: y", max_bytes=10, connect_timeout_s=1, total_timeout_s=1
         )
     assert caught.value.reason == EgressReason.INVALID_REQUEST
+
+
+# --- a bounded prefix (on_excess="truncate", as robots.txt is read) ---------------------------
+
+
+async def prefix(egress: Egress, url: str, max_bytes: int) -> FetchedResponse:
+    checked = egress.check_url(url, allow_http=True)
+    with anyio.fail_after(GUARD_S):
+        return await egress.get(
+            checked,
+            accept="text/plain",
+            max_bytes=max_bytes,
+            connect_timeout_s=3,
+            total_timeout_s=10,
+            on_excess="truncate",
+        )
+
+
+class Endless:
+    """A handler streaming ``size`` bytes of a repeated block (never held whole), recording
+    how many bytes it managed to send and whether the client left before the end."""
+
+    def __init__(
+        self, size: int, headers: list[tuple[str, str]], block: bytes = b"x" * 65536
+    ) -> None:
+        self.size = size
+        self.headers = headers
+        self.block = block
+        self.sent = 0
+        self.left_early = False
+        self.done = threading.Event()
+
+    def __call__(self, conn: Conn) -> None:
+        try:
+            if conn.read_request() is None:
+                return
+            head = "HTTP/1.1 200 OK\r\n" + "".join(f"{k}: {v}\r\n" for k, v in self.headers)
+            if not conn.send((head + "\r\n").encode()):
+                return
+            while self.sent < self.size:
+                piece = self.block[: self.size - self.sent]
+                if not conn.send(piece):
+                    self.left_early = True
+                    return
+                self.sent += len(piece)
+        finally:
+            self.done.set()
+
+
+@pytest.mark.req("REQ-SEC-010", "REQ-CMP-005")
+async def test_a_prefix_read_stops_at_the_bound_and_closes_the_connection(
+    make_egress: MakeEgress,
+) -> None:
+    """With ``on_excess="truncate"`` a 256 MiB body gives its first max_bytes bytes, marked
+    truncated; the rest is never read: the server sees the connection closed long before it
+    could send the body (what it sent is bounded by the socket buffers, not by the body)."""
+    block = bytes(range(256)) * 256
+    size = 256 * MiB
+    endless = Endless(size, [("Content-Length", str(size))], block)
+    with serving(endless) as server:
+        egress = make_egress(make_settings(ports=[server.port]))
+        started = anyio.current_time()
+        response = await prefix(egress, f"http://127.0.0.1:{server.port}/", 100_000)
+        elapsed = anyio.current_time() - started
+        assert await wait_for(endless.done, GUARD_S)
+    assert (response.status, response.truncated) == (200, True)
+    assert response.body == (block * 2)[:100_000]
+    assert endless.left_early
+    assert endless.sent < size // 8
+    assert elapsed < 5
+
+
+@pytest.mark.req("REQ-SEC-010", "REQ-CMP-005")
+async def test_a_prefix_read_ends_at_the_bound_without_waiting_for_the_rest(
+    make_egress: MakeEgress,
+) -> None:
+    """A server that sends a little more than the bound and then stalls with 10 MiB still
+    promised: the read ends as soon as the bound is passed (well before the 10 s deadline),
+    and the server sees its connection closed."""
+    sent = threading.Event()
+
+    def stall(conn: Conn) -> None:
+        if conn.read_request() is None:
+            return
+        conn.send(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (10 * MiB))
+        conn.send(b"s" * 100_010)
+        sent.set()
+        if conn.wait_closed(GUARD_S):
+            conn.server.closed.set()
+
+    with serving(stall) as server:
+        egress = make_egress(make_settings(ports=[server.port]))
+        started = anyio.current_time()
+        response = await prefix(egress, f"http://127.0.0.1:{server.port}/", 100_000)
+        elapsed = anyio.current_time() - started
+        assert await wait_for(server.closed, GUARD_S)
+    assert (response.truncated, response.body) == (True, b"s" * 100_000)
+    assert elapsed < 5
+
+
+@pytest.mark.req("REQ-SEC-010")
+async def test_the_default_still_refuses_what_is_longer_than_the_bound(
+    make_egress: MakeEgress,
+) -> None:
+    """web_fetch pages and engine answers keep ``too_large``: the prefix is asked for only."""
+    endless = Endless(4 * MiB, [("Connection", "close")])
+    with serving(endless) as server:
+        egress = make_egress(make_settings(ports=[server.port]))
+        error = await refused(egress, f"http://127.0.0.1:{server.port}/", max_bytes=100_000)
+    assert error.reason == EgressReason.TOO_LARGE
+
+
+@pytest.mark.req("REQ-SEC-010")
+@pytest.mark.parametrize(("extra", "truncated"), [(0, False), (1, True)])
+async def test_a_prefix_read_of_exactly_the_bound_is_whole_one_more_byte_is_cut(
+    make_egress: MakeEgress, extra: int, truncated: bool
+) -> None:
+    body = b"r" * (MiB + extra)
+    with serving(streaming([("Connection", "close")], body)) as server:
+        egress = make_egress(make_settings(ports=[server.port]))
+        response = await prefix(egress, f"http://127.0.0.1:{server.port}/", MiB)
+    assert response.truncated is truncated
+    assert response.body == body[:MiB]
+
+
+@pytest.mark.req("REQ-SEC-013", "REQ-CMP-005")
+@pytest.mark.parametrize(("encoding", "wbits"), [("gzip", 31), ("deflate", 15), ("deflate", -15)])
+async def test_a_prefix_read_of_a_compression_bomb_stops_at_the_bound(
+    make_egress: MakeEgress, encoding: str, wbits: int
+) -> None:
+    """A body inflating to 1 GiB gives exactly its first max_bytes decoded bytes: the bound
+    counts decoded bytes as they are produced, in prefix mode too.
+
+    Proves THR-22 for the prefix read.
+    """
+    bomb = zero_bomb(wbits, 1024)
+    handler = streaming([("Content-Encoding", encoding), ("Connection", "close")], bomb)
+    with serving(handler) as server:
+        egress = make_egress(make_settings(ports=[server.port]))
+        response = await prefix(egress, f"http://127.0.0.1:{server.port}/", 2 * MiB)
+    assert response.truncated
+    assert response.body == bytes(2 * MiB)
+
+
+@pytest.mark.req("REQ-SEC-010")
+async def test_a_prefix_read_is_bounded_on_the_wire_too(make_egress: MakeEgress) -> None:
+    """Raw bytes that decode to almost nothing (one short gzip member, then empty members
+    without end) stop at the raw bound: refused by default, a cut prefix in prefix mode."""
+    empty_member = gzip.compress(b"")
+    assert len(empty_member) <= 32
+    members = gzip.compress(b"hello\n") + empty_member * (MiB // len(empty_member))
+    handler = streaming([("Content-Encoding", "gzip"), ("Connection", "close")], members)
+    with serving(handler) as server, serving(handler) as other:
+        egress = make_egress(make_settings(ports=[server.port, other.port]))
+        response = await prefix(egress, f"http://127.0.0.1:{server.port}/", 1024)
+        error = await refused(egress, f"http://127.0.0.1:{other.port}/", max_bytes=1024)
+    assert (response.truncated, response.body) == (True, b"hello\n")
+    assert error.reason == EgressReason.TOO_LARGE
+
+
+async def test_a_prefix_read_never_leaves_its_connection_in_a_pool() -> None:
+    """The rest of a cut body is unread, so its connection cannot carry another request:
+    :func:`exchange` closes it, where a body read to its end leaves its connection idle in the
+    pool for the next request."""
+    body = b"p" * (2 * MiB)
+
+    def keep_alive(conn: Conn) -> None:
+        while conn.read_request() is not None:
+            if not conn.respond(200, (("Content-Type", "text/plain"),), body):
+                return
+
+    with serving(keep_alive) as server:
+        async with httpcore2.AsyncConnectionPool(max_keepalive_connections=4) as pool:
+
+            def request() -> httpcore2.Request:
+                return httpcore2.Request(
+                    "GET",
+                    f"http://127.0.0.1:{server.port}/",
+                    headers=[("Host", f"127.0.0.1:{server.port}")],
+                )
+
+            with anyio.fail_after(GUARD_S):
+                whole = await exchange(pool, request(), max_bytes=4 * MiB)
+                assert (whole.truncated, len(whole.body), len(pool.connections)) == (
+                    False,
+                    2 * MiB,
+                    1,
+                )
+                cut = await exchange(pool, request(), max_bytes=MiB, on_excess="truncate")
+                assert (cut.truncated, cut.body) == (True, body[:MiB])
+                assert pool.connections == []
+                again = await exchange(pool, request(), max_bytes=4 * MiB)
+        assert again.body == body
+    assert server.connections == 2  # the first connection served twice, the cut one once

@@ -125,13 +125,14 @@ def test_the_highest_port_is_accepted() -> None:
     assert refusal("https://example.org:65536/") is EgressReason.INVALID_URL
 
 
-def test_a_target_grown_by_percent_encoding_may_reach_the_bound() -> None:
-    """LIM-F9 bounds the encoded target: exactly LIM-F9 characters pass, one more does not."""
+def test_a_url_grown_by_percent_encoding_may_reach_the_bound() -> None:
+    """LIM-F9 bounds the URL as sent, encoded target included: exactly LIM-F9 characters
+    pass, one more does not (SEC-15)."""
     prefix = "https://example.org/"
     grown = "é" * 100  # 100 characters, 600 once encoded as %C3%A9
-    filler = MAX_URL_CHARS - 1 - 600
+    filler = MAX_URL_CHARS - len(prefix) - 600
     at_bound = check(prefix + grown + "a" * filler)
-    assert len(at_bound.target) == MAX_URL_CHARS
+    assert len(at_bound.url) == MAX_URL_CHARS
     assert at_bound.target.startswith("/%C3%A9%C3%A9")
     assert refusal(prefix + grown + "a" * (filler + 1)) is EgressReason.INVALID_URL
 

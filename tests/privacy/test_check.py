@@ -127,7 +127,10 @@ def test_req_priv_002_overlapping_formats_are_masked_as_one_span() -> None:
 
     Proves THR-04.
     """
-    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    jwt = (
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    )
     block = "-----BEGIN PRIVATE KEY-----" + "A" * 40 + "=" + jwt
     found = find_credentials(block)
     assert [(m.start, m.end) for m in found] == [(0, len(block))]

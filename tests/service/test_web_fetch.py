@@ -165,7 +165,7 @@ async def test_req_fetch_006_unparsable_redirect_targets_are_refused(location: s
     """REQ-FETCH-006: a Location that no URL parser can split (an unclosed or invalid bracketed
     host) ends the call with denied / egress_policy, not an internal error; a robots.txt that
     redirects there is unreachable, so the page is not fetched (fail closed). Found by the
-    robots fuzz target (SEC-13).
+    robots fuzz target (SEC-14).
 
     Proves THR-17, THR-23.
     """
@@ -207,6 +207,31 @@ async def test_req_fetch_011_status_errors_never_carry_the_body(
     assert ("retrying later may help" in error["message"]) is helps
     if retry_after:
         assert error["detail"]["retry_after_ms"] == int(retry_after) * 1000
+
+
+@pytest.mark.req("REQ-FETCH-011")
+@pytest.mark.parametrize(
+    ("status", "challenge", "restricted"),
+    [(401, None, True), (403, 'Basic realm="staff"', True), (403, None, False), (404, None, False)],
+)
+async def test_http_errors_that_signal_restricted_access_say_so(
+    status: int, challenge: str | None, restricted: bool
+) -> None:
+    """A 401, or any error with an authentication challenge, is a direct access signal
+    (spec README section 4, ADR-0005): the http_status error carries ``detail.access`` =
+    ``restricted`` and says that calling again will not help; a plain 403 or 404 carries no
+    access verdict. The body and the challenge's text never appear."""
+    headers = HTML + ((("WWW-Authenticate", challenge),) if challenge else ())
+    with fake_http_server() as server:
+        server.replies["/x"] = Reply(status=status, body=b"<p>BODY-TEXT</p>", headers=headers)
+        async with fetch_services(server) as services:
+            data = await fetch(services, url=server.url("/x"))
+    error = data["error"]
+    assert (error["reason"], error["detail"]["status"]) == ("http_status", status)
+    assert error["detail"].get("access") == ("restricted" if restricted else None)
+    assert ("asks for authentication" in error["message"]) is restricted
+    assert "will not help" in error["message"]
+    assert "BODY-TEXT" not in json.dumps(data) and "staff" not in json.dumps(data)
 
 
 async def test_req_sec_006_loopback_refused_by_the_production_policy() -> None:

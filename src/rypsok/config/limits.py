@@ -56,7 +56,7 @@ _ROWS: tuple[Limit, ...] = (
     Limit("LIM-F12", "robots.txt cache lifetime", 3600, "s"),
     Limit(
         "LIM-F13",
-        "robots.txt bytes parsed (the first ones; read up to LIM-F3)",
+        "robots.txt bytes read and parsed (the first ones; reading stops there)",
         500 * 1024,
         "bytes",
     ),

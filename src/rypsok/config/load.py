@@ -20,7 +20,9 @@ from rypsok.config.schema import SCHEMA_VERSION, Settings
 ENV_VAR = "RYPSOK_CONFIG"
 MAX_FILE_BYTES = 1024 * 1024
 # Keys that would hold a credential inline; each has a by-reference form (REQ-CFG-004).
-_INLINE_SECRET_KEYS = frozenset({"api_key", "token", "password", "secret", "key", "bearer"})
+_INLINE_SECRET_KEYS = frozenset(
+    {"api_key", "token", "password", "secret", "key", "bearer", "engine_proxy_auth"}
+)
 
 
 class ConfigError(Exception):

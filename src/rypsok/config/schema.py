@@ -163,9 +163,24 @@ class EgressSettings(_Section):
         max_length=2048,
         description=(
             "One proxy for engine requests only, as http://host:port or https://host:port, "
-            "without credentials (REQ-RES-008). Never used by web_fetch; proxy environment "
-            "variables are always ignored."
+            "without credentials (REQ-RES-008); for an authenticating proxy use "
+            "engine_proxy_auth_env or engine_proxy_auth_file. Never used by web_fetch; proxy "
+            "environment variables are always ignored."
         ),
+    )
+    engine_proxy_auth_env: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description=(
+            "Environment variable holding user:password for the engine proxy (HTTP Basic, sent "
+            "only to the proxy as Proxy-Authorization, never to engines); needs engine_proxy."
+        ),
+    )
+    engine_proxy_auth_file: str | None = Field(
+        default=None,
+        min_length=1,
+        description="File holding user:password for the engine proxy (one line); needs "
+        "engine_proxy.",
     )
 
     @field_validator("allow", "deny")
@@ -183,8 +198,8 @@ class EgressSettings(_Section):
             return None
         if "@" in value:
             raise ValueError(
-                "the proxy URL must not carry credentials (user:password@); "
-                "proxy authentication is not supported"
+                "the proxy URL must not carry credentials (user:password@); give them by "
+                "reference with engine_proxy_auth_env or engine_proxy_auth_file"
             )
         scheme, sep, rest = value.partition("://")
         authority, _slash, tail = rest.partition("/")
@@ -198,6 +213,16 @@ class EgressSettings(_Section):
         if not 0 < int(port) < 65536:
             raise ValueError("the proxy port must be 1 to 65535")
         return value
+
+    @model_validator(mode="after")
+    def _proxy_credentials(self) -> EgressSettings:
+        if self.engine_proxy_auth_env and self.engine_proxy_auth_file:
+            raise ValueError("give engine_proxy_auth_env or engine_proxy_auth_file, not both")
+        if (self.engine_proxy_auth_env or self.engine_proxy_auth_file) and not self.engine_proxy:
+            raise ValueError(
+                "engine_proxy_auth_env and engine_proxy_auth_file need engine_proxy to be set"
+            )
+        return self
 
     @field_validator("dns_servers")
     @classmethod

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from rypsok.contract.vocabulary import ErrorKind, Reason
+from rypsok.contract.vocabulary import Access, ErrorKind, Reason
 
 MESSAGE_MAX_CHARS = 300  # LIM-I4; the limits table checks this copy (tests/config/test_limits.py)
 
@@ -30,6 +30,9 @@ class ErrorDetail(BaseModel):
     position: int | None = None
     total_chars: int | None = None
     limit_bytes: int | None = None
+    access: Access | None = None
+    """``restricted`` on an HTTP error that is a direct access signal (401, an authentication
+    challenge): the access dimension stays separate from the error (spec README section 4)."""
 
 
 class ErrorBody(BaseModel):

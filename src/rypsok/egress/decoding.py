@@ -6,6 +6,11 @@ left, and one probe byte beyond the bound ends the response with ``too_large``. 
 codings are identity, gzip (one or more members), deflate (zlib-wrapped, or raw as some servers
 send it) and, when a ``brotli`` module with bounded output is importable, br. A stacked or
 unknown coding, a truncated stream or data after the end of the stream is a protocol error.
+
+With ``truncate=True`` (a bounded prefix, as robots.txt is read) the output beyond the bound is
+dropped instead of refused: the decoder hands out exactly the first ``max_bytes`` bytes, sets
+``cut`` and decodes nothing more; the caller stops reading. The bound and the memory bound are
+the same in both modes.
 """
 
 from __future__ import annotations
@@ -59,14 +64,17 @@ class BoundedDecoder:
     """Decode one response body incrementally; never produce more than ``max_bytes``.
 
     ``produced`` counts the decoded bytes handed out so far; it never exceeds ``max_bytes``.
+    Beyond the bound it raises ``too_large``, or with ``truncate`` sets ``cut`` and stops.
     """
 
-    def __init__(self, content_encoding: str, max_bytes: int) -> None:
+    def __init__(self, content_encoding: str, max_bytes: int, *, truncate: bool = False) -> None:
         if max_bytes < 1:
             raise ValueError("max_bytes must be positive")
         self.coding = _coding(content_encoding)
         self.max_bytes = max_bytes
         self.produced = 0
+        self.truncate = truncate
+        self.cut = False  # truncate mode: output beyond the bound existed and was dropped
         self._zlib: Any = None
         self._brotli: Any = None
         self._pending = b""  # deflate: bytes held until the wrapper can be recognised
@@ -80,15 +88,24 @@ class BoundedDecoder:
     def _room(self) -> int:
         return self.max_bytes - self.produced
 
-    def _account(self, chunk: bytes) -> bytes:
-        if len(chunk) > self._room():
+    def _excess(self) -> None:
+        """Output beyond the bound: refused, or in truncate mode the end of decoding."""
+        if not self.truncate:
             raise EgressError(EgressReason.TOO_LARGE)
+        self.cut = True
+
+    def _account(self, chunk: bytes) -> bytes:
+        room = self._room()
+        if len(chunk) > room:
+            self._excess()
+            chunk = chunk[:room]
         self.produced += len(chunk)
         return chunk
 
     def feed(self, data: bytes) -> bytes:
-        """Decode the next raw chunk; raise ``too_large`` before exceeding the bound."""
-        if not data:
+        """Decode the next raw chunk; raise ``too_large`` before exceeding the bound (in
+        truncate mode: hand out what fits, set ``cut``, and return nothing afterwards)."""
+        if not data or self.cut:
             return b""
         self._seen_input = True
         if self.coding == "identity":
@@ -104,19 +121,21 @@ class BoundedDecoder:
         return self._inflate(data)
 
     def finish(self) -> bytes:
-        """Drain what is left; raise ``protocol_error`` when the stream was cut short."""
-        if self.coding == "identity" or not self._seen_input:
+        """Drain what is left; raise ``protocol_error`` when the stream was cut short.
+
+        After a cut (truncate mode) there is nothing to drain and the rest is never checked."""
+        if self.cut or self.coding == "identity" or not self._seen_input:
             return b""  # an empty body is empty whatever its declared coding
         if self.coding == "br":
             out = self._feed_brotli(b"")
-            if not self._brotli.is_finished():
+            if not self.cut and not self._brotli.is_finished():
                 raise EgressError(EgressReason.PROTOCOL_ERROR)
             return out
         if self._zlib is None:
             # A one-byte deflate body cannot be a valid stream.
             raise EgressError(EgressReason.PROTOCOL_ERROR)
         out = self._inflate(b"")
-        if not self._ended:
+        if not self.cut and not self._ended:
             raise EgressError(EgressReason.PROTOCOL_ERROR)
         return out
 
@@ -131,16 +150,13 @@ class BoundedDecoder:
                 break
             room = self._room()
             try:
-                if room == 0:
-                    # The bound is reached: any further output is one byte too many.
-                    if self._zlib.decompress(pending, 1):
-                        raise EgressError(EgressReason.TOO_LARGE)
-                    chunk = b""
-                else:
-                    chunk = self._zlib.decompress(pending, room)
+                # At the bound, one probe byte: any further output is one byte too many.
+                chunk = self._zlib.decompress(pending, max(room, 1))
             except zlib.error:
                 raise EgressError(EgressReason.PROTOCOL_ERROR) from None
             parts.append(self._account(chunk))
+            if self.cut:
+                break
             pending = self._zlib.unconsumed_tail
             if self._zlib.eof:
                 self._ended = True
@@ -169,7 +185,7 @@ class BoundedDecoder:
         try:
             chunk = decoder.process(data, output_buffer_limit=max(self._room(), 1))
             parts.append(self._account(chunk))
-            while not decoder.can_accept_more_data() and not decoder.is_finished():
+            while not self.cut and not decoder.can_accept_more_data() and not decoder.is_finished():
                 chunk = decoder.process(b"", output_buffer_limit=max(self._room(), 1))
                 parts.append(self._account(chunk))
                 if not chunk:

@@ -11,9 +11,11 @@ Every outbound request of rypsok goes through one :class:`Egress`:
   When ``[egress] engine_proxy`` is set (REQ-RES-008), every engine request goes through that
   proxy and nowhere else: a CONNECT tunnel for https (TLS to the engine, the engine's
   certificate verified), absolute-form forwarding for an explicit http endpoint; the
-  connection to the proxy is pinned to its checked addresses. A proxy that cannot be reached
-  or refuses is ``proxy_failure``, never a fallback to a direct connection (see
-  :mod:`.proxy`).
+  connection to the proxy is pinned to its checked addresses. With ``engine_proxy_auth_env``
+  or ``engine_proxy_auth_file``, Basic ``Proxy-Authorization`` goes to the proxy only (the
+  CONNECT request, or the forwarded request), never into the tunnel. A proxy that cannot be
+  reached, refuses, or hangs up on CONNECT is ``proxy_failure``, never a fallback to a direct
+  connection; a 407 is also logged with a hint naming the credential keys (see :mod:`.proxy`).
 * **agent-directed profile** (:meth:`Egress.check_url` then :meth:`Egress.get`, REQ-SEC-006..009):
   GET only, https (http when the caller allows it), ports 80, 443 and ``[fetch] ports``, the
   full address policy, only the headers rypsok sets, one hop per call on a fresh connection
@@ -28,8 +30,10 @@ Everything is async (anyio) and cancellable: a cancelled call closes its connect
 
 from __future__ import annotations
 
+import logging
 import re
 import ssl
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -40,10 +44,16 @@ import httpcore2
 
 from rypsok.config.schema import Settings
 from rypsok.egress.addresses import AddressPolicy, IPAddress
-from rypsok.egress.client import Exchange, exchange
+from rypsok.egress.client import Excess, Exchange, exchange
 from rypsok.egress.decoding import ACCEPT_ENCODING
 from rypsok.egress.errors import EgressError, EgressReason
-from rypsok.egress.proxy import EngineProxy, parse_engine_proxy
+from rypsok.egress.proxy import (
+    AUTH_HINT,
+    AUTH_MISSING_HINT,
+    ConnectWatch,
+    EngineProxy,
+    engine_proxy_from,
+)
 from rypsok.egress.resolver import make_resolver
 from rypsok.egress.transport import (
     Pin,
@@ -54,11 +64,13 @@ from rypsok.egress.transport import (
 )
 from rypsok.egress.urls import CheckedURL, parse_url
 from rypsok.engines.base import EngineRequest, EngineResponse
+from rypsok.logs import log_event
 
 FETCH_PORTS: Final = frozenset({80, 443})  # LIM-F8
 MAX_REQUEST_BODY: Final = 1024 * 1024
 MAX_DRIVER_HEADERS: Final = 32
 ENGINE_KEEPALIVE_S: Final = 30.0
+PROXY_AUTH_WARNING_S: Final = 60.0  # a proxy refusing with 407 is logged at most this often
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _VALUE = re.compile(r"[\x20-\x7e\t]*")
 # Headers only rypsok sets, or that change framing, connection or state; a driver may not.
@@ -86,7 +98,9 @@ class FetchedResponse:
     """One agent-directed hop: status, lower-cased headers, decoded body and the peer address.
 
     ``url`` is the checked URL requested (its fragment was not sent). ``peer`` is the address
-    connected to; it is for logs and tests, never for the caller's response.
+    connected to; it is for logs and tests, never for the caller's response. ``truncated``:
+    the body went on beyond ``max_bytes`` and only its first bytes were read (asked for with
+    ``on_excess="truncate"``).
     """
 
     url: CheckedURL
@@ -94,6 +108,7 @@ class FetchedResponse:
     headers: Mapping[str, str]
     body: bytes
     peer: IPAddress | None
+    truncated: bool = False
 
     @property
     def location(self) -> str | None:
@@ -144,8 +159,9 @@ class Egress:
     engine connections one origin keeps: fewer than the requests that run at once on an origin
     means a new connection (and TLS handshake) per request under load, many more means idle
     sockets checked on every request. ``[egress] engine_proxy``, when set, carries every
-    engine request (never an agent-directed one); a proxy URL the policy refuses raises
-    ValueError here.
+    engine request (never an agent-directed one); a proxy URL the policy refuses, or proxy
+    credentials that cannot be resolved, raise ValueError here (naming the key, never a
+    value). ``logger`` receives the operator's hint when the proxy asks for authentication.
     """
 
     def __init__(
@@ -156,6 +172,7 @@ class Egress:
         extra_allow: Sequence[str] = (),
         ssl_context: ssl.SSLContext | None = None,
         keepalive_per_origin: int = ENGINE_KEEPALIVE_PER_ORIGIN,
+        logger: logging.Logger | None = None,
     ) -> None:
         if keepalive_per_origin < 1:
             raise ValueError("keepalive_per_origin must be at least 1")
@@ -165,9 +182,9 @@ class Egress:
         self._policy = AddressPolicy(
             allow=[*settings.egress.allow, *extra_allow], deny=settings.egress.deny
         )
-        self._proxy: EngineProxy | None = None
-        if settings.egress.engine_proxy is not None:
-            self._proxy = parse_engine_proxy(settings.egress.engine_proxy, self._policy)
+        self._proxy: EngineProxy | None = engine_proxy_from(settings.egress, self._policy)
+        self._logger = logger or logging.getLogger("rypsok.egress")
+        self._proxy_warned_at: float | None = None
         self._resolver = make_resolver(settings.egress.dns_servers)
         self._fetch_ports = FETCH_PORTS | frozenset(settings.fetch.ports)
         self._ssl = require_verifying(ssl_context) if ssl_context else default_ssl_context()
@@ -256,9 +273,14 @@ class Egress:
         connect_timeout_s: float,
         total_timeout_s: float,
         proxied: bool = False,
+        watch: ConnectWatch | None = None,
+        on_excess: Excess = "refuse",
     ) -> Exchange:
         host = url.host
         extensions: dict[str, object] = {}
+        if watch is not None:
+            # Follows a CONNECT this request may open, to tell the proxy's failures apart.
+            extensions["trace"] = watch
         if proxied and ":" in host:
             # Through the proxy, the host is written into the CONNECT target and the absolute
             # request URL, where an IPv6 literal needs its brackets; TLS still names the
@@ -287,9 +309,14 @@ class Egress:
                     },
                 )
                 with pinned(pin):
-                    return await exchange(sender, request, max_bytes=max_bytes)
+                    return await exchange(sender, request, max_bytes=max_bytes, on_excess=on_excess)
         except TimeoutError:
             raise EgressError(EgressReason.TIMEOUT) from None
+        except EgressError as error:
+            if watch is None:
+                raise
+            failure = watch.judge(error)
+        raise failure
 
     async def get(
         self,
@@ -299,12 +326,16 @@ class Egress:
         max_bytes: int,
         connect_timeout_s: float,
         total_timeout_s: float,
+        on_excess: Excess = "refuse",
     ) -> FetchedResponse:
         """Fetch one agent-directed hop with GET (REQ-SEC-006/007/009, REQ-FETCH-007).
 
         The URL is checked again (a :class:`CheckedURL` can be built by hand), its name
         resolved, the complete answer set judged, and the connection pinned to it. A 3xx
-        is returned with its Location; following it is the caller's next call.
+        is returned with its Location; following it is the caller's next call. A body beyond
+        ``max_bytes`` decoded bytes is ``too_large``; with ``on_excess="truncate"`` its first
+        ``max_bytes`` bytes are returned instead (``truncated``), the rest left unread and the
+        connection closed (a bounded prefix, as robots.txt is read).
         """
         try:
             return await self._get(
@@ -313,6 +344,7 @@ class Egress:
                 max_bytes=max_bytes,
                 connect_timeout_s=connect_timeout_s,
                 total_timeout_s=total_timeout_s,
+                on_excess=on_excess,
             )
         except EgressError as error:
             failure = error
@@ -326,6 +358,7 @@ class Egress:
         max_bytes: int,
         connect_timeout_s: float,
         total_timeout_s: float,
+        on_excess: Excess,
     ) -> FetchedResponse:
         self._ensure_open()
         _positive(max_bytes, connect_timeout_s, total_timeout_s)
@@ -359,6 +392,7 @@ class Egress:
                 max_bytes=max_bytes,
                 connect_timeout_s=connect_timeout_s,
                 total_timeout_s=total_timeout_s,
+                on_excess=on_excess,
             )
         finally:
             with anyio.move_on_after(2.0, shield=True):
@@ -369,6 +403,7 @@ class Egress:
             headers=result.headers,
             body=result.body,
             peer=result.peer,
+            truncated=result.truncated,
         )
 
     def _engine_headers(self, request: EngineRequest, url: CheckedURL) -> list[tuple[str, str]]:
@@ -418,11 +453,15 @@ class Egress:
             # The library's proxy pool: CONNECT and TLS to the engine with ``ssl_context`` for
             # https origins, absolute-form forwarding for http ones. Its connections to the
             # proxy go through the same pinned backend, and an https proxy is verified with
-            # the same verifying context against the proxy's own host name.
+            # the same verifying context against the proxy's own host name. ``proxy_auth``
+            # becomes a Basic ``Proxy-Authorization`` header on the CONNECT request and on
+            # forwarded requests only; the request inside a tunnel never carries it (and a
+            # driver may not set a ``Proxy-*`` header, see ``_engine_headers``).
             pool = httpcore2.AsyncHTTPProxy(
                 proxy_url=httpcore2.URL(
                     scheme=proxy.url.scheme, host=proxy.url.host, port=proxy.url.port, target="/"
                 ),
+                proxy_auth=proxy.basic_auth(),
                 ssl_context=self._ssl,
                 proxy_ssl_context=self._ssl if proxy.is_https else None,
                 max_connections=self._pool_size,
@@ -502,25 +541,51 @@ class Egress:
         trusted = self._judge(url, trusted=explicit_endpoint)
         headers = self._engine_headers(request, url)
         proxy = self._proxy
-        result = await self._run(
-            self._pool_for(explicit_endpoint, url.origin),
-            method=request.method,
-            url=url,
-            headers=headers,
-            body=request.body if request.method == "POST" else None,
-            # Through the proxy, the only connection rypsok opens is to the proxy; the
-            # engine's name is resolved by the proxy (judged above as a name or literal).
-            pin=self._pin(url, trusted=trusted) if proxy is None else self._proxy_pin(proxy),
-            max_bytes=max_bytes,
-            connect_timeout_s=connect_timeout_s,
-            total_timeout_s=total_timeout_s,
-            proxied=proxy is not None,
-        )
+        watch = ConnectWatch() if proxy is not None else None
+        try:
+            result = await self._run(
+                self._pool_for(explicit_endpoint, url.origin),
+                method=request.method,
+                url=url,
+                headers=headers,
+                body=request.body if request.method == "POST" else None,
+                # Through the proxy, the only connection rypsok opens is to the proxy; the
+                # engine's name is resolved by the proxy (judged above as a name or literal).
+                pin=self._pin(url, trusted=trusted) if proxy is None else self._proxy_pin(proxy),
+                max_bytes=max_bytes,
+                connect_timeout_s=connect_timeout_s,
+                total_timeout_s=total_timeout_s,
+                proxied=proxy is not None,
+                watch=watch,
+            )
+        except EgressError:
+            if watch is not None and watch.refused_for_authentication:
+                self._warn_proxy_authentication()
+            raise
         if proxy is not None and url.scheme == "http" and result.status == 407:
             # A forwarded http request answered "Proxy Authentication Required": only a proxy
-            # sends 407, and rypsok has no proxy credentials, so this is the proxy refusing.
+            # sends 407 (its credentials were missing or refused), so this is the proxy refusing.
+            self._warn_proxy_authentication()
             raise EgressError(EgressReason.PROXY_FAILURE)
         return EngineResponse(status=result.status, headers=result.headers, body=result.body)
+
+    def _warn_proxy_authentication(self) -> None:
+        """Tell the operator which keys to check when the proxy answers 407 (never a value)."""
+        now = time.monotonic()
+        if self._proxy_warned_at is not None and now - self._proxy_warned_at < (
+            PROXY_AUTH_WARNING_S
+        ):
+            return
+        self._proxy_warned_at = now
+        configured = self._proxy is not None and self._proxy.credentials is not None
+        log_event(
+            self._logger,
+            logging.WARNING,
+            "engine_proxy_authentication",
+            status=407,
+            credentials="configured" if configured else "none",
+            hint=AUTH_HINT if configured else AUTH_MISSING_HINT,
+        )
 
     # --- lifecycle --------------------------------------------------------------------------
 

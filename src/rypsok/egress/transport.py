@@ -13,7 +13,9 @@ httpcore2 reads no environment, so proxy variables are never used. The one proxy
 is ``[egress] engine_proxy`` (REQ-RES-008), used by the engine profile only: its connection is
 pinned like any other, to the proxy's checked addresses, with a :class:`Pin` whose ``failure``
 reason (``proxy_failure``) replaces the reasons of failing to reach it. The TLS session to the
-engine is then started through the tunnel, verified against the engine's host name.
+engine is then started through the tunnel, verified against the engine's host name; a tunnel
+the peer closes during that handshake is also ``proxy_failure`` (the proxy hung up after
+accepting CONNECT), while a certificate the engine presents and fails stays ``tls_failure``.
 """
 
 from __future__ import annotations
@@ -108,13 +110,30 @@ def _is_readable(sock: socket.socket | None) -> bool:
     return bool(poller.poll(0))
 
 
+def _peer_closed(error: BaseException) -> bool:
+    """Whether a failed handshake ended because the peer closed or reset the connection."""
+    cause = error.__cause__ or error.__context__
+    return isinstance(
+        error if cause is None else cause,
+        (
+            anyio.EndOfStream,
+            anyio.BrokenResourceError,
+            ssl.SSLEOFError,
+            ssl.SSLZeroReturnError,
+            ConnectionError,
+        ),
+    )
+
+
 class _GuardedStream(httpcore2.AsyncNetworkStream):
     """A connected stream whose TLS failures are reported as ``tls_failure``.
 
     ``failure`` replaces the reasons of this stream's own handshake (an https engine proxy's:
     ``proxy_failure``). The stream a handshake returns is guarded with the default reasons,
     so a second handshake through it (the engine's TLS inside the proxy's) is the engine's
-    ``tls_failure``.
+    ``tls_failure``. ``closed`` (the engine proxy's ``proxy_failure``) is reported instead
+    when any handshake on the connection fails because the peer closed it: through a tunnel,
+    that is the proxy hanging up right after accepting CONNECT, not a certificate problem.
 
     It also answers httpcore2's ``get_extra_info`` from values read once: the pool asks every
     pooled connection whether it is readable for every request, and anyio builds its table
@@ -126,10 +145,12 @@ class _GuardedStream(httpcore2.AsyncNetworkStream):
         inner: httpcore2.AsyncNetworkStream,
         sock: socket.socket | None,
         failure: EgressReason | None = None,
+        closed: EgressReason | None = None,
     ) -> None:
         self._inner = inner
         self._socket = sock
         self._failure = failure
+        self._closed = closed
         self._server_addr: Any = None
 
     # The timeout parameters below are httpcore2's interface, not a choice (ASYNC109).
@@ -152,9 +173,11 @@ class _GuardedStream(httpcore2.AsyncNetworkStream):
             stream = await self._inner.start_tls(ssl_context, server_hostname, timeout)
         except httpcore2.ConnectTimeout:
             raise EgressError(self._failure or EgressReason.TIMEOUT) from None
-        except (httpcore2.ConnectError, ssl.SSLError, OSError):
-            raise EgressError(self._failure or EgressReason.TLS_FAILURE) from None
-        return _GuardedStream(stream, self._socket)
+        except (httpcore2.ConnectError, ssl.SSLError, OSError) as exc:
+            closed = self._closed is not None and _peer_closed(exc)
+            reason = self._failure or (self._closed if closed else None)
+            raise EgressError(reason or EgressReason.TLS_FAILURE) from None
+        return _GuardedStream(stream, self._socket, closed=self._closed)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":
@@ -194,7 +217,7 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
             failure = EgressError(pin.failure)
         else:
             own = pin.failure if pin.own_tls else None
-            return _GuardedStream(stream, stream.get_extra_info("socket"), own)
+            return _GuardedStream(stream, stream.get_extra_info("socket"), own, pin.failure)
         raise failure  # outside the handler: no chained context
 
     async def _connect_pinned(

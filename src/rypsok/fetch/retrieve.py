@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from rypsok.config.schema import FetchSettings
 from rypsok.contract.errors import ErrorDetail, ToolFailure
 from rypsok.contract.notices import Notice, notice
-from rypsok.contract.vocabulary import ErrorKind, NoticeCode, Reason
+from rypsok.contract.vocabulary import Access, ErrorKind, NoticeCode, Reason
 from rypsok.egress.errors import POLICY_REASONS, EgressError, EgressReason
 from rypsok.egress.gateway import Egress, FetchedResponse
 from rypsok.egress.urls import CheckedURL, resolve_reference
 from rypsok.engines.base import parse_retry_after
+from rypsok.fetch.access import classify_access
 from rypsok.fetch.body import Body
 from rypsok.fetch.hosts import FetchSlots
 from rypsok.fetch.memory import TRIM_AFTER_BYTES, trim
@@ -114,15 +115,31 @@ def _policy_failure(error: EgressError, *, limit_bytes: int | None = None) -> To
     )
 
 
-def _status_failure(response: FetchedResponse) -> ToolFailure:
+def _status_failure(response: FetchedResponse, *, redirected: bool) -> ToolFailure:
     status = response.status
     helps = status in _RETRY_HELPS or status >= 500
     retry_after = parse_retry_after(response.headers.get("retry-after")) if helps else None
-    message = (
-        f"The site answered HTTP {status}; retrying later may help."
-        if helps
-        else f"The site answered HTTP {status}; calling again with the same URL will not help."
+    # A 401 or an authentication challenge is a direct signal of restricted access (ADR-0005);
+    # the classifier decides, from the status and headers only (the body is never read here).
+    restricted = (
+        classify_access(
+            status=status,
+            headers=response.headers,
+            url=response.url.url,
+            redirected=redirected,
+            signals=None,
+        ).access
+        is Access.RESTRICTED
     )
+    if restricted:
+        message = (
+            f"The site answered HTTP {status} and asks for authentication; rypsok sends no "
+            "credentials, so calling again with the same URL will not help."
+        )
+    elif helps:
+        message = f"The site answered HTTP {status}; retrying later may help."
+    else:
+        message = f"The site answered HTTP {status}; calling again with the same URL will not help."
     return ToolFailure(
         ErrorKind.UNAVAILABLE,
         Reason.HTTP_STATUS,
@@ -130,6 +147,7 @@ def _status_failure(response: FetchedResponse) -> ToolFailure:
         ErrorDetail(
             status=status,
             retry_after_ms=int(retry_after * 1000) if retry_after is not None else None,
+            access=Access.RESTRICTED if restricted else None,
         ),
     )
 
@@ -208,7 +226,7 @@ class Retriever:
         if hops:
             notices.append(notice(NoticeCode.REDIRECT_FOLLOWED, count=hops))
         if not 200 <= response.status < 300:
-            raise _status_failure(response)
+            raise _status_failure(response, redirected=hops > 0)
         if len(response.body) >= TRIM_AFTER_BYTES:
             # The chunks the body arrived in are free now; their pages go back (REQ-PERF-003).
             trim()

@@ -7,11 +7,12 @@ rules (allowed); a 5xx answer, a network failure or a timeout means the site is 
 everything is disallowed. The file's content never leaves this module: no message, log line or
 notice quotes it.
 
-Size (RFC 9309 section 2.5: parse at least the first 500 KiB): the first LIM-F13 bytes are
-parsed, cut after the last complete line within them; the rest is ignored, as search engines
-do. The egress bounds a read by refusing what is longer, so the file is read up to the bound of
-any fetched body (LIM-F3) and its first LIM-F13 bytes kept; only a file beyond that bound is
-unreadable, and disallows (fail closed) like an unreachable one.
+Size (RFC 9309 section 2.5: parse at least the first 500 KiB): at most LIM-F13 decoded bytes
+are read. The egress reads the file as a bounded prefix (``on_excess="truncate"``): it stops at
+LIM-F13 decoded bytes (counted as they are decoded, so a compressed file stops there too),
+leaves the rest unread and closes the connection. A file cut there is parsed up to the last
+line end within its first LIM-F13 bytes, so that no rule is read half; the rest is ignored, as
+search engines do. A robots.txt of any size is therefore never refused for its size alone.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from enum import StrEnum
 import anyio
 from protego import Protego
 
-from rypsok.config.limits import limit
 from rypsok.egress.errors import EgressError
 from rypsok.egress.gateway import FetchedResponse
 from rypsok.egress.urls import CheckedURL, resolve_reference
@@ -36,11 +36,11 @@ PRODUCT_TOKEN = "rypsok"  # noqa: S105  # robots.txt product token, not a secret
 _MAX_ORIGINS = 1024  # bounded memory: least recently used origins are forgotten
 _MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
 UNREACHABLE_RETRY_S = 60.0
-_READ_BYTES = limit("LIM-F3")
 _LINE_ENDS = (b"\n", b"\r")
 
 Get = Callable[..., Awaitable[FetchedResponse]]
-"""``get(url, *, accept, max_bytes, connect_timeout_s, total_timeout_s)``: the egress."""
+"""``get(url, *, accept, max_bytes, connect_timeout_s, total_timeout_s, on_excess)``: the
+egress (:meth:`~rypsok.egress.gateway.Egress.get`)."""
 Check = Callable[[str], CheckedURL]
 """Checks a redirect target under the agent-directed profile (raises EgressError)."""
 
@@ -81,16 +81,13 @@ class RobotsPolicy:
         lifetime_s: float,
         max_bytes: int,
         logger: logging.Logger,
-        read_bytes: int | None = None,
     ) -> None:
-        """``max_bytes`` is the size parsed (LIM-F13); ``read_bytes`` the size read, at least
-        ``max_bytes`` (default: LIM-F3, the bound of every fetched body)."""
+        """``max_bytes`` is the most read and parsed of one robots.txt (LIM-F13)."""
         self._get = get
         self._check = check
         self._clock = clock
         self._lifetime_s = lifetime_s
         self._max_bytes = max_bytes
-        self._read_bytes = max(max_bytes, read_bytes if read_bytes is not None else _READ_BYTES)
         self._logger = logger
         self._cache: OrderedDict[tuple[str, str, int], _Verdicts] = OrderedDict()
         self._locks: dict[tuple[str, str, int], anyio.Lock] = {}
@@ -124,9 +121,10 @@ class RobotsPolicy:
                 response = await self._get(
                     target,
                     accept="text/plain",
-                    max_bytes=self._read_bytes,
+                    max_bytes=self._max_bytes,
                     connect_timeout_s=min(3.0, left),
                     total_timeout_s=left,
+                    on_excess="truncate",  # the first LIM-F13 bytes, never too_large
                 )
                 location = response.location
                 if location is None:
@@ -135,8 +133,8 @@ class RobotsPolicy:
             else:
                 return _Verdicts(None, unreachable=True, expires=retry)
         except (EgressError, TimeoutError) as exc:
-            # Unreachable (or refused by policy, or longer than even LIM-F3): disallow, fail
-            # closed.
+            # Unreachable (or refused by policy): disallow, fail closed. A long file is not an
+            # error here: it comes back cut (``truncated``).
             reason = exc.reason.value if isinstance(exc, EgressError) else "timeout"
             log_event(
                 self._logger, logging.INFO, "robots_unreachable", host=url.host, reason=reason
@@ -144,18 +142,21 @@ class RobotsPolicy:
             return _Verdicts(None, unreachable=True, expires=retry)
         status = response.status
         if 200 <= status < 300:
-            text = parsed_part(response.body, self._max_bytes)
+            text = parsed_part(response.body, self._max_bytes, cut=response.truncated)
             return _Verdicts(Protego.parse(text), unreachable=False, expires=expires)
         if 400 <= status < 500:
             return _Verdicts(None, unreachable=False, expires=expires)
         return _Verdicts(None, unreachable=True, expires=retry)
 
 
-def parsed_part(body: bytes, max_bytes: int) -> str:
+def parsed_part(body: bytes, max_bytes: int, *, cut: bool = False) -> str:
     """The part of a robots.txt that is parsed: all of it up to ``max_bytes``, else its first
     ``max_bytes`` bytes cut after the last line end within them (RFC 9309 section 2.5), so that
-    no rule is read half (a cut "Disallow: /private" would read as "Disallow: /pri")."""
-    if len(body) > max_bytes:
+    no rule is read half (a cut "Disallow: /private" would read as "Disallow: /pri").
+
+    ``cut``: the read stopped at ``max_bytes`` with more to come, so even a body of exactly
+    ``max_bytes`` bytes may end inside a line and is cut after its last line end too."""
+    if cut or len(body) > max_bytes:
         end = max(body.rfind(mark, 0, max_bytes) for mark in _LINE_ENDS)
         body = body[: end + 1]  # nothing at all when the first max_bytes hold no line end
     return body.decode("utf-8", errors="replace")
