@@ -154,3 +154,22 @@ def test_req_priv_002_mask_mode_re_checks_until_no_credential_is_left() -> None:
     assert verdict.text is not None
     assert not find_credentials(verdict.text)
     assert redact(text) == verdict.text
+
+
+def test_req_priv_002_redaction_gives_up_safely_after_its_rounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """REQ-PRIV-002: when the rounds run out, a text still holding a credential is redacted
+    whole, and a text that is clean by then is returned as masked (SEC-13).
+
+    Proves THR-04.
+    """
+    import rypsok.privacy.detect as detect
+
+    monkeypatch.setattr(detect, "_MAX_MASKING_ROUNDS", 1)
+    header = "-----BEGIN PRIVATE KEY-----"
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"
+    two_rounds = header + " " + (jwt + ". ") * 6 + " " * 20 + "Q" * 48
+    assert redact(two_rounds) == REDACTED
+    assert redact(QUERY) == f"why is {REDACTED} rejected"
+    assert redact(CLEAN_QUERY) == CLEAN_QUERY
