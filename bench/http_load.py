@@ -250,6 +250,27 @@ async def one_call(conn: Connection, era: str, request_id: int) -> bool:
     return status == 200 and _outcome(data) == "ok"
 
 
+async def open_clients(ports: list[int], era: str, concurrency: int) -> list[Connection]:
+    """``concurrency`` open clients, spread over the replicas' ports in turn (as a layer-4
+    load balancer would), each with its session in the legacy era."""
+    connections = [Connection(ports[n % len(ports)]) for n in range(concurrency)]
+    for conn in connections:
+        await conn.open()
+        await client_session(conn, era)
+    return connections
+
+
+async def call_or_reconnect(conn: Connection, era: str, request_id: int) -> bool:
+    """One call; a broken connection counts as an error and is opened again."""
+    try:
+        return await one_call(conn, era, request_id)
+    except (OSError, asyncio.IncompleteReadError, ValueError):
+        await conn.close()
+        await conn.open()
+        await client_session(conn, era)
+        return False
+
+
 async def drive(
     ports: list[int], era: str, calls: int, concurrency: int, stagger_s: float
 ) -> tuple[list[float], int, float]:
@@ -258,10 +279,7 @@ async def drive(
     With several replicas the clients' connections are spread over them in turn, as a
     layer-4 load balancer would.
     """
-    connections = [Connection(ports[n % len(ports)]) for n in range(concurrency)]
-    for conn in connections:
-        await conn.open()
-        await client_session(conn, era)
+    connections = await open_clients(ports, era, concurrency)
     latencies: list[float] = []
     errors = 0
     todo = iter(range(calls))
@@ -272,13 +290,7 @@ async def drive(
         await asyncio.sleep(index * stagger_s / concurrency)
         for n in todo:
             started = time.perf_counter()
-            try:
-                ok = await one_call(conn, era, n + 1)
-            except (OSError, asyncio.IncompleteReadError, ValueError):
-                ok = False
-                await conn.close()
-                await conn.open()
-                await client_session(conn, era)
+            ok = await call_or_reconnect(conn, era, n + 1)
             latencies.append(time.perf_counter() - started)
             errors += not ok
 
@@ -299,10 +311,7 @@ async def drive_rate(
     to the next free client; when all are busy it waits for one. A call's latency runs from
     its scheduled arrival, so waiting for a free client counts (no coordinated omission).
     """
-    connections = [Connection(ports[n % len(ports)]) for n in range(concurrency)]
-    for conn in connections:
-        await conn.open()
-        await client_session(conn, era)
+    connections = await open_clients(ports, era, concurrency)
     arrivals: asyncio.Queue[tuple[int, float] | None] = asyncio.Queue()
     latencies: list[float] = []
     errors = 0
@@ -311,13 +320,7 @@ async def drive_rate(
         nonlocal errors
         while (item := await arrivals.get()) is not None:
             n, scheduled = item
-            try:
-                ok = await one_call(conn, era, n + 1)
-            except (OSError, asyncio.IncompleteReadError, ValueError):
-                ok = False
-                await conn.close()
-                await conn.open()
-                await client_session(conn, era)
+            ok = await call_or_reconnect(conn, era, n + 1)
             latencies.append(time.perf_counter() - scheduled)
             errors += not ok
 
