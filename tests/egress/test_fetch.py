@@ -18,6 +18,7 @@ import pytest
 from rypsok.egress import CheckedURL, Egress, EgressError, EgressReason, FetchedResponse
 from rypsok.egress.addresses import Category
 from rypsok.egress.client import exchange
+from tests.fakes.streamed_body import StreamedBody
 
 from ._support import (
     USER_AGENT,
@@ -481,37 +482,6 @@ async def prefix(egress: Egress, url: str, max_bytes: int) -> FetchedResponse:
         )
 
 
-class Endless:
-    """A handler streaming ``size`` bytes of a repeated block (never held whole), recording
-    how many bytes it managed to send and whether the client left before the end."""
-
-    def __init__(
-        self, size: int, headers: list[tuple[str, str]], block: bytes = b"x" * 65536
-    ) -> None:
-        self.size = size
-        self.headers = headers
-        self.block = block
-        self.sent = 0
-        self.left_early = False
-        self.done = threading.Event()
-
-    def __call__(self, conn: Conn) -> None:
-        try:
-            if conn.read_request() is None:
-                return
-            head = "HTTP/1.1 200 OK\r\n" + "".join(f"{k}: {v}\r\n" for k, v in self.headers)
-            if not conn.send((head + "\r\n").encode()):
-                return
-            while self.sent < self.size:
-                piece = self.block[: self.size - self.sent]
-                if not conn.send(piece):
-                    self.left_early = True
-                    return
-                self.sent += len(piece)
-        finally:
-            self.done.set()
-
-
 @pytest.mark.req("REQ-SEC-010", "REQ-CMP-005")
 async def test_a_prefix_read_stops_at_the_bound_and_closes_the_connection(
     make_egress: MakeEgress,
@@ -521,7 +491,7 @@ async def test_a_prefix_read_stops_at_the_bound_and_closes_the_connection(
     could send the body (what it sent is bounded by the socket buffers, not by the body)."""
     block = bytes(range(256)) * 256
     size = 256 * MiB
-    endless = Endless(size, [("Content-Length", str(size))], block)
+    endless = StreamedBody(size, [("Content-Length", str(size))], block=block)
     with serving(endless) as server:
         egress = make_egress(make_settings(ports=[server.port]))
         started = anyio.current_time()
@@ -568,7 +538,7 @@ async def test_the_default_still_refuses_what_is_longer_than_the_bound(
     make_egress: MakeEgress,
 ) -> None:
     """web_fetch pages and engine answers keep ``too_large``: the prefix is asked for only."""
-    endless = Endless(4 * MiB, [("Connection", "close")])
+    endless = StreamedBody(4 * MiB, [("Connection", "close")])
     with serving(endless) as server:
         egress = make_egress(make_settings(ports=[server.port]))
         error = await refused(egress, f"http://127.0.0.1:{server.port}/", max_bytes=100_000)

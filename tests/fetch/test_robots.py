@@ -10,7 +10,6 @@ the whole site for its size alone.
 from __future__ import annotations
 
 import logging
-import threading
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,6 +29,7 @@ from rypsok.fetch.robots import RobotsPolicy, Verdict, parsed_part
 from rypsok.services.calls import Services
 from tests.egress._support import Conn, serving
 from tests.fakes.http_server import Reply, fake_http_server
+from tests.fakes.streamed_body import StreamedBody
 
 pytestmark = pytest.mark.anyio
 
@@ -203,17 +203,15 @@ async def verdicts(policy: RobotsPolicy, port: int, *paths: str) -> list[Verdict
     return found
 
 
-class HugeRobots:
+class HugeRobots(StreamedBody):
     """A loopback server whose robots.txt is ``head`` then ``size`` bytes in all of comment
     lines, streamed (never held whole); it records how much it managed to send and whether the
     client closed the connection before the end. Other paths get a small page."""
 
     def __init__(self, head: bytes, size: int) -> None:
-        self.head = head
-        self.size = size
-        self.sent = 0
-        self.left_early = False
-        self.done = threading.Event()
+        headers = [("Content-Type", "text/plain"), ("Content-Length", str(size))]
+        block = FILLER * 655  # 65,500 bytes of whole lines
+        super().__init__(size, headers, block=block, prefix=head)
         self.paths: list[str] = []
 
     def __call__(self, conn: Conn) -> None:
@@ -224,20 +222,7 @@ class HugeRobots:
         if request.target != "/robots.txt":
             conn.respond(200, HTML, PAGE)
             return
-        try:
-            head = f"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {self.size}"
-            if not conn.send(head.encode() + b"\r\n\r\n" + self.head):
-                return
-            self.sent = len(self.head)
-            block = FILLER * 655  # 65,500 bytes of whole lines
-            while self.sent < self.size:
-                piece = block[: self.size - self.sent]
-                if not conn.send(piece):
-                    self.left_early = True
-                    return
-                self.sent += len(piece)
-        finally:
-            self.done.set()
+        self.stream(conn)
 
 
 @pytest.mark.req("REQ-CMP-005")

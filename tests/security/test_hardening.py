@@ -176,6 +176,15 @@ def _credential_verdict() -> object:
     return verdict
 
 
+def _engine_proxy() -> object:
+    # As [egress] engine_proxy_auth_env / _file resolve: "user:password" in a Secret.
+    from rypsok.egress.addresses import AddressPolicy
+    from rypsok.egress.proxy import EngineProxy, parse_engine_proxy
+
+    proxy = parse_engine_proxy("http://127.0.0.1:3128", AddressPolicy())
+    return EngineProxy(proxy.url, Secret(f"svc:{MARKER}"))
+
+
 def _redis_link() -> object:
     pytest.importorskip("redis")
     from rypsok.cache.redis_link import connect
@@ -193,6 +202,7 @@ HOLDERS: dict[str, Callable[[], object]] = {
     "EngineRequest": _engine_request,
     "EngineQuery.credential": _engine_query,
     "CredentialVerdict": _credential_verdict,
+    "EngineProxy (engine proxy credentials)": _engine_proxy,
     "RedisLink (cache Redis URL)": _redis_link,
 }
 

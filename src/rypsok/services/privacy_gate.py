@@ -12,20 +12,22 @@ from typing import Literal
 from rypsok.contract.errors import ErrorDetail, ToolFailure
 from rypsok.contract.notices import Notice, notice
 from rypsok.contract.vocabulary import ErrorKind, NoticeCode, Reason
-from rypsok.privacy import find_credentials, redact
+from rypsok.privacy import CredentialAction, CredentialCheck, CredentialMode
 
 Mode = Literal["deny", "warn", "mask", "off"]
 
 
 def check_credentials(text: str, *, parameter: str, mode: Mode) -> tuple[str, list[Notice]]:
-    """The text to use and the notices owed, or raise ``denied`` in deny mode."""
-    if mode == "off":
+    """The text to use and the notices owed, or raise ``denied`` in deny mode.
+
+    :class:`CredentialCheck` decides; this acts on its verdict with the error and notices of
+    the tool contract.
+    """
+    verdict = CredentialCheck(CredentialMode(mode)).apply(text)
+    first = verdict.first
+    if first is None:  # nothing found, or the check is off
         return text, []
-    matches = find_credentials(text)
-    if not matches:
-        return text, []
-    first = matches[0]
-    if mode == "deny":
+    if verdict.text is None:  # deny: nothing may be sent
         reason = Reason.CREDENTIAL_IN_QUERY if parameter == "query" else Reason.CREDENTIALS_IN_URL
         raise ToolFailure(
             ErrorKind.DENIED,
@@ -34,6 +36,10 @@ def check_credentials(text: str, *, parameter: str, mode: Mode) -> tuple[str, li
             f"{first.start}; remove it and call again.",
             ErrorDetail(parameter=parameter, credential_kind=first.kind, position=first.start),
         )
-    code = NoticeCode.CREDENTIAL_DETECTED if mode == "warn" else NoticeCode.CREDENTIAL_MASKED
-    notices = [notice(code, kind=m.kind, position=m.start) for m in matches]
-    return (text if mode == "warn" else redact(text)), notices
+    code = (
+        NoticeCode.CREDENTIAL_DETECTED
+        if verdict.action is CredentialAction.WARN
+        else NoticeCode.CREDENTIAL_MASKED
+    )
+    notices = [notice(code, kind=m.kind, position=m.start) for m in verdict.matches]
+    return verdict.text, notices
