@@ -10,6 +10,8 @@
 * docs/reference/metrics.md from rypsok.health.metrics and the HTTP listener's counters
 * docs/transcripts/*.txt: what ``rypsok check`` prints for the tutorials' configurations
 * the engines section of the navigation in mkdocs.yml (between the ``generated`` markers)
+* the credential formats table of docs/disclosure.md (between its ``generated`` markers) from
+  rypsok.privacy.formats
 
 usage: python scripts/gen_docs.py [--check]   (--check: exit 1 when a page is out of date)
 """
@@ -244,9 +246,25 @@ def _model_fields_table(model: type[BaseModel]) -> list[str]:
     return lines
 
 
+def _hint_cases() -> dict[Any, str]:
+    """When each operator hint is given; every hint must have an entry."""
+    from rypsok.contract.vocabulary import OperatorHint
+
+    cases = {
+        OperatorHint.CHECK_KEY: "`auth_failure` of an engine that takes a key; `{setting}` is "
+        "`[engines.<id>] api_key_env` or `api_key_file` as configured, both when neither is",
+        OperatorHint.JSON_OUTPUT_DISABLED: "a SearXNG instance answered 403 (the key hint "
+        "follows when a credential is configured)",
+    }
+    missing = [h.value for h in OperatorHint if h not in cases]
+    if missing:
+        raise SystemExit(f"scripts/gen_docs.py _hint_cases: describe {missing}")
+    return cases
+
+
 def tools_page() -> str:
     """docs/reference/tools.md."""
-    from rypsok.contract.notices import _MESSAGES
+    from rypsok.contract.notices import _MESSAGES, HINT_MESSAGES
     from rypsok.contract.responses import (
         EngineHealth,
         ErrorResponse,
@@ -369,6 +387,17 @@ def tools_page() -> str:
     ]
     for code in NoticeCode:
         lines.append(f"| `{code.value}` | {areas.get(code.value, '')} | {_cell(_MESSAGES[code])} |")
+    lines += [
+        "",
+        "An `engine_failed` message may end in operator hints, fixed sentences chosen by rypsok",
+        "(never by the provider's answer) and filled only with a configuration key name; the",
+        "`engine_failed` log line carries the same sentences as `hint`:",
+        "",
+        "| hint | when | sentence |",
+        "| --- | --- | --- |",
+    ]
+    for hint, when in _hint_cases().items():
+        lines.append(f"| `{hint.value}` | {when} | {_cell(HINT_MESSAGES[hint])} |")
     status_schema = EngineHealth.model_json_schema()["properties"]["state"]
     vocabularies: list[tuple[str, list[str]]] = [
         ("Categories (`category`)", [c.value for c in Category]),
@@ -529,7 +558,9 @@ _EVENT_MEANINGS = {
     "call": "one tool call ended: tool, outcome, error kind and reason, duration",
     "call_failed_internally": "a call failed on an unexpected exception (class only)",
     "engine_request": "one engine request ended (debug)",
-    "engine_failed": "an engine request failed, with its failure class",
+    "engine_failed": "an engine request failed, with its failure class; a warning with a "
+    "`hint` when only the operator can fix it (which key setting to check, the SearXNG "
+    "instance's JSON output)",
     "driver_exception": "a driver raised an unexpected exception; counted as parse_failure",
     "circuit": "an engine's circuit changed state (closed, open, half_open)",
     "engine_inactive": "at start: a configured engine will not run, and why",
@@ -571,9 +602,17 @@ def _log_calls() -> dict[str, dict[str, list[str]]]:
             if not (isinstance(event_node, ast.Constant) and isinstance(event_node.value, str)):
                 raise SystemExit(f"{path}: log_event with a computed event name")
             entry = events.setdefault(event_node.value, {"levels": [], "fields": [], "where": []})
-            level = ast.unparse(node.args[1]).removeprefix("logging.").lower()
+            # A level chosen by a condition (``logging.WARNING if hint else logging.INFO``)
+            # lists both.
+            level_node = node.args[1]
+            choices = (
+                [level_node.body, level_node.orelse]
+                if isinstance(level_node, ast.IfExp)
+                else [level_node]
+            )
+            levels = [ast.unparse(c).removeprefix("logging.").lower() for c in choices]
             where = path.relative_to(SRC.parent).as_posix()
-            for key, value in (("levels", level), ("where", where)):
+            for key, value in [*(("levels", level) for level in levels), ("where", where)]:
                 if value not in entry[key]:
                     entry[key].append(value)
             for keyword in node.keywords:
@@ -745,6 +784,84 @@ def mkdocs_nav() -> str:
     return "\n".join([*lines[: begin + 1], *entries, *lines[end:]]) + "\n"
 
 
+# --- the credential formats in the disclosure statement --------------------------------------
+
+CREDENTIALS_BEGIN = (
+    "<!-- generated credential formats: begin (scripts/gen_docs.py from "
+    "src/rypsok/privacy/formats.py) -->"
+)
+CREDENTIALS_END = "<!-- generated credential formats: end -->"
+
+# What each kind of rypsok.privacy.formats recognises, in words; every kind must have one.
+CREDENTIAL_FORMATS: dict[str, str] = {
+    "aws_access_key_id": "AWS access key ids: `AKIA`, `ASIA`, `ABIA` or `ACCA` and 16 "
+    "base32 characters",
+    "github_token": "GitHub tokens: `ghp_`, `gho_`, `ghu_`, `ghs_` or `ghr_` and at least 36 "
+    "characters; fine-grained `github_pat_` tokens",
+    "gitlab_token": "GitLab personal access tokens: `glpat-` and at least 20 characters",
+    "slack_token": "Slack bot, user, workspace and legacy tokens: `xoxa-`, `xoxb-`, `xoxp-`, "
+    "`xoxr-`, `xoxs-` with their numeric ids",
+    "slack_webhook": "Slack webhook URLs: `hooks.slack.com/services/`, `/workflows/`, `/triggers/`",
+    "stripe_key": "Stripe secret and restricted keys: `sk_live_`, `sk_test_`, `rk_live_`, "
+    "`rk_test_` (publishable `pk_` keys are public and pass)",
+    "google_api_key": "Google API keys: `AIza` and 35 characters",
+    "private_key": "PEM private key blocks: `-----BEGIN ... PRIVATE KEY-----` followed by key "
+    "material (the header alone, as in a question about the format, passes)",
+    "jwt": "JSON Web Tokens: a base64url JSON header and payload (`eyJ...`), dot-separated",
+    "openai_api_key": "OpenAI API keys: `sk-proj-`, `sk-svcacct-`, `sk-admin-`, and older "
+    "`sk-` keys carrying `T3BlbkFJ`",
+    "anthropic_api_key": "Anthropic API keys: `sk-ant-` and at least 32 characters",
+    "npm_token": "npm access tokens: `npm_` and 36 characters",
+    "pypi_token": "PyPI and TestPyPI upload tokens: `pypi-` macaroons issued by pypi.org",
+    "sendgrid_api_key": "SendGrid API keys: `SG.`, a 22-character id, `.`, a 43-character secret",
+    "twilio_api_key": "Twilio API key SIDs: `SK` and 32 hexadecimal digits (account SIDs, "
+    "`AC...`, are identifiers and pass)",
+    "telegram_bot_token": "Telegram bot tokens: a numeric bot id, `:`, and 35 characters "
+    "starting with `A`",
+    "discord_webhook": "Discord webhook URLs: `discord.com/api/webhooks/<id>/<token>` (also "
+    "`ptb.`, `canary.`, `discordapp.com`)",
+    "azure_storage_key": "Azure storage account keys: `AccountKey=` and 88 base64 characters",
+}
+
+
+def _between_markers(path: Path, begin: str, end: str, body: list[str]) -> str:
+    """The text of ``path`` with the lines between its ``begin`` and ``end`` marker lines
+    replaced by ``body``; the rest of the page is hand-written."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        first = next(i for i, line in enumerate(lines) if line.strip() == begin)
+        last = next(i for i, line in enumerate(lines) if line.strip() == end)
+    except StopIteration:
+        raise SystemExit(f"{path.name}: the markers {begin!r} / {end!r} are missing") from None
+    return "\n".join([*lines[: first + 1], *body, *lines[last:]]) + "\n"
+
+
+def disclosure_page() -> str:
+    """docs/disclosure.md with the credential formats the check recognises."""
+    from rypsok.privacy import formats
+
+    kinds = [fmt.kind.value for fmt in formats.FORMATS]
+    undescribed = [k for k in kinds if k not in CREDENTIAL_FORMATS]
+    unknown = [k for k in CREDENTIAL_FORMATS if k not in kinds]
+    if undescribed or unknown:
+        raise SystemExit(
+            f"scripts/gen_docs.py CREDENTIAL_FORMATS: describe {undescribed}, remove {unknown}"
+        )
+    body = [
+        "",
+        "| `credential_kind` | what is recognised |",
+        "| --- | --- |",
+        *[f"| `{kind}` | {_cell(CREDENTIAL_FORMATS[kind])} |" for kind in kinds],
+        "",
+        "A match whose random part has fewer than "
+        f"{formats._MIN_DISTINCT} different letters and digits is a",
+        "documentation placeholder (`AKIAXXXXXXXXXXXXXXXX`) and passes, as do AWS's documented",
+        "example key ids, which end in `EXAMPLE`.",
+        "",
+    ]
+    return _between_markers(DOCS / "disclosure.md", CREDENTIALS_BEGIN, CREDENTIALS_END, body)
+
+
 # path relative to the repository root -> its renderer
 PAGES: dict[str, Callable[[], str]] = {
     "docs/limits.md": limits_page,
@@ -756,6 +873,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "docs/reference/metrics.md": metrics_page,
     **{f"docs/transcripts/{name}": _transcript(name) for name in TRANSCRIPTS},
     "mkdocs.yml": mkdocs_nav,
+    "docs/disclosure.md": disclosure_page,
 }
 
 

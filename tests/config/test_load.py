@@ -77,6 +77,17 @@ def test_req_agg_003_engine_timeout_plus_reserve_above_deadline_refused() -> Non
         parse_settings({"schema_version": 1, "search": {"deadline_ms": 3000}})
 
 
+def test_req_agg_003_engine_phase_too_short_for_any_request_refused() -> None:
+    """REQ-AGG-003, REQ-CFG-005: an engine phase (deadline_ms - reserve_ms) too short for any
+    engine request to start would make every search end no_engine_answered without contacting
+    an engine; it is refused at start, naming the keys, and the shortest allowed one works."""
+    search = {"deadline_ms": 600, "engine_timeout_ms": 400, "reserve_ms": 200, "ceiling_ms": 900}
+    with pytest.raises(ConfigError, match="deadline_ms - reserve_ms must leave at least 500 ms"):
+        parse_settings({"schema_version": 1, "search": search})
+    shortest = {**search, "deadline_ms": 700}
+    assert parse_settings({"schema_version": 1, "search": shortest}).search.deadline_ms == 700
+
+
 @pytest.mark.parametrize(
     "text",
     [

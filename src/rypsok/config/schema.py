@@ -77,28 +77,97 @@ class ServiceSettings(_Section):
         return value
 
 
+# An engine request is not started with less of the engine phase left (search.pipeline).
+MIN_REQUEST_MS = 500
+
+
 class SearchSettings(_Section):
     """``[search]``: deadlines, counts and bounds of web_search."""
 
-    max_results_default: int = Field(default=limit("LIM-S2"), ge=1)
-    max_results_ceiling: int = Field(default=limit("LIM-S2-MAX"), ge=1, le=100)
-    results_per_engine: int = Field(default=limit("LIM-S3"), ge=1, le=50)
-    deadline_ms: PositiveMs = limit("LIM-S4")
-    engine_timeout_ms: PositiveMs = limit("LIM-S5")
-    reserve_ms: PositiveMs = limit("LIM-S6")
-    ceiling_ms: PositiveMs = limit("LIM-S7")
-    connect_timeout_ms: PositiveMs = limit("LIM-S12")
-    engines_per_search: int = Field(default=limit("LIM-S8"), ge=1, le=32)
-    title_max_chars: int = Field(default=limit("LIM-S9"), ge=20, le=2000)
-    snippet_max_chars: int = Field(default=limit("LIM-S10"), ge=20, le=5000)
-    query_max_chars: int = Field(default=limit("LIM-S1"), ge=1, le=2000)
-    requests_in_flight: int = Field(default=limit("LIM-C1"), ge=1, le=1024)
+    max_results_default: int = Field(
+        default=limit("LIM-S2"), ge=1, description="max_results when a call gives none (LIM-S2)."
+    )
+    max_results_ceiling: int = Field(
+        default=limit("LIM-S2-MAX"),
+        ge=1,
+        le=100,
+        description="Largest max_results a call may ask for (LIM-S2).",
+    )
+    results_per_engine: int = Field(
+        default=limit("LIM-S3"),
+        ge=1,
+        le=50,
+        description="Results asked of each engine, at most what its provider allows (LIM-S3).",
+    )
+    deadline_ms: PositiveMs = Field(
+        default=limit("LIM-S4"),
+        description="Search deadline from the start of a call (LIM-S4). The engine phase ends "
+        "at deadline_ms - reserve_ms: engines still running then are cut and reported failed "
+        "(timeout). The phase must be at least 500 ms long, since a request is not started "
+        "with less of it left.",
+    )
+    engine_timeout_ms: PositiveMs = Field(
+        default=limit("LIM-S5"),
+        description="Timeout of one engine's requests, both requests of a two-step engine "
+        "together (LIM-S5). engine_timeout_ms + reserve_ms must not exceed deadline_ms.",
+    )
+    reserve_ms: PositiveMs = Field(
+        default=limit("LIM-S6"),
+        description="Part of the deadline kept after the engine phase for cleaning, fusion "
+        "and the response (LIM-S6).",
+    )
+    ceiling_ms: PositiveMs = Field(
+        default=limit("LIM-S7"),
+        description="Hard ceiling of a web_search call (LIM-S7): a call still running then "
+        "ends with the error unavailable / timeout. At least deadline_ms.",
+    )
+    connect_timeout_ms: PositiveMs = Field(
+        default=limit("LIM-S12"),
+        description="Connect timeout of an engine request, within its engine_timeout_ms (LIM-S12).",
+    )
+    engines_per_search: int = Field(
+        default=limit("LIM-S8"),
+        ge=1,
+        le=32,
+        description="Engines asked per search, in preference order; the others are counted "
+        "in the engines_not_queried notice (LIM-S8).",
+    )
+    title_max_chars: int = Field(
+        default=limit("LIM-S9"),
+        ge=20,
+        le=2000,
+        description="Longest title returned, in Unicode scalar values (LIM-S9).",
+    )
+    snippet_max_chars: int = Field(
+        default=limit("LIM-S10"),
+        ge=20,
+        le=5000,
+        description="Longest snippet returned, in Unicode scalar values (LIM-S10).",
+    )
+    query_max_chars: int = Field(
+        default=limit("LIM-S1"),
+        ge=1,
+        le=2000,
+        description="Longest query accepted, after trimming (LIM-S1).",
+    )
+    requests_in_flight: int = Field(
+        default=limit("LIM-C1"),
+        ge=1,
+        le=1024,
+        description="Engine requests in flight in the process, all engines together (LIM-C1).",
+    )
     instruction_like: Literal["notice", "drop"] = Field(
         default="notice", description="What to do with results holding instruction-like text."
     )
 
     @model_validator(mode="after")
     def _deadlines_consistent(self) -> SearchSettings:
+        if self.deadline_ms - self.reserve_ms < MIN_REQUEST_MS:
+            # Otherwise every call would end no_engine_answered without contacting anyone.
+            raise ValueError(
+                f"deadline_ms - reserve_ms must leave at least {MIN_REQUEST_MS} ms for the "
+                "engine phase: no engine request is started with less"
+            )
         if self.engine_timeout_ms + self.reserve_ms > self.deadline_ms:
             raise ValueError(
                 "engine_timeout_ms + reserve_ms must not exceed deadline_ms (REQ-AGG-003)"
@@ -276,7 +345,12 @@ class FetchSettings(_Section):
 class PrivacySettings(_Section):
     """``[privacy]``: the credential check of queries and URLs (REQ-PRIV-002, LIM-P1)."""
 
-    credential_check: Literal["deny", "warn", "mask", "off"] = "deny"
+    credential_check: Literal["deny", "warn", "mask", "off"] = Field(
+        default="deny",
+        description="A query or URL holding a credential (formats: see the disclosure page) is "
+        "refused (deny), sent with a notice (warn), sent with the credential masked (mask), "
+        "or not checked (off) (LIM-P1).",
+    )
 
 
 # A Host header value: a name or bracketed IPv6 address, then an optional port or ``*``.

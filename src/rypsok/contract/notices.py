@@ -2,13 +2,19 @@
 
 A notice's message is fixed text of rypsok's, filled only with rypsok's own values (engine
 identifiers, counts, failure classes), never with provider or page text (REQ-SEC-016).
+
+An ``engine_failed`` notice may end in operator hints (:class:`OperatorHint`): fixed sentences
+that tell whoever runs rypsok what to check, filled only with configuration key names, which
+are rypsok's own words. The same sentences go into the ``engine_failed`` log line.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict
 
-from rypsok.contract.vocabulary import FailureClass, NoticeCode
+from rypsok.contract.vocabulary import FailureClass, NoticeCode, OperatorHint
 
 _MESSAGES: dict[NoticeCode, str] = {
     NoticeCode.ENGINE_FAILED: "Engine {engine} failed ({failure}); its results are missing.",
@@ -66,6 +72,28 @@ _MESSAGES: dict[NoticeCode, str] = {
     NoticeCode.FEED_ITEMS_LIMITED: "The feed has more items than returned; {count} were kept.",
 }
 
+HINT_MESSAGES: dict[OperatorHint, str] = {
+    OperatorHint.CHECK_KEY: "The operator should check the key that {setting} refers to.",
+    OperatorHint.JSON_OUTPUT_DISABLED: (
+        "The instance may have JSON output disabled: the operator should add json to "
+        "search.formats in its settings.yml."
+    ),
+}
+
+
+def key_setting(engine: str, reference: str | None = None) -> str:
+    """The configuration key that names an engine's key, as the hints print it.
+
+    ``reference`` is the key the operator used (``api_key_env`` or ``api_key_file``); without
+    one, both are named, since either would be read.
+    """
+    return f"[engines.{engine}] {reference or 'api_key_env or api_key_file'}"
+
+
+def hint_message(hint: OperatorHint, *, engine: str, setting: str | None = None) -> str:
+    """The fixed sentence of a hint; ``setting`` is the key setting (see :func:`key_setting`)."""
+    return HINT_MESSAGES[hint].format(setting=setting or key_setting(engine))
+
 
 class Notice(BaseModel):
     """One notice: a code from the fixed vocabulary and its fixed message."""
@@ -86,9 +114,17 @@ def notice(
     failure: FailureClass | None = None,
     kind: str | None = None,
     position: int | None = None,
+    hints: Sequence[OperatorHint] = (),
+    setting: str | None = None,
 ) -> Notice:
-    """Build a notice whose message is the fixed text of its code, filled with rypsok's values."""
+    """Build a notice whose message is the fixed text of its code, filled with rypsok's values.
+
+    ``hints`` append their fixed sentences, in order; ``setting`` is the configuration key a
+    :attr:`OperatorHint.CHECK_KEY` names (see :func:`key_setting`).
+    """
     message = _MESSAGES[code].format(
         engine=engine, count=count, failure=failure, kind=kind, position=position
     )
+    for hint in hints:
+        message += " " + hint_message(hint, engine=engine or "", setting=setting)
     return Notice(code=code, message=message, engine=engine, count=count)

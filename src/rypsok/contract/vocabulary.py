@@ -105,6 +105,18 @@ class FailureClass(StrEnum):
     REQUEST_FAILURE = "request_failure"
 
 
+class OperatorHint(StrEnum):
+    """What the operator should check after an engine failure: fixed, chosen by rypsok's code.
+
+    A driver or the pipeline picks one from a status code or the configuration, never from
+    response text (REQ-ENG-006, REQ-SEC-016); its sentence is fixed text of rypsok's
+    (:data:`rypsok.contract.notices.HINT_MESSAGES`), filled only with configuration key names.
+    """
+
+    CHECK_KEY = "check_key"  # the engine's key was refused, or one is needed
+    JSON_OUTPUT_DISABLED = "json_output_disabled"  # a SearXNG instance that serves no JSON
+
+
 class Category(StrEnum):
     """Search categories (REQ-SEARCH-002)."""
 

@@ -21,7 +21,8 @@ failure of either request fails the engine, with no partial results.
 
 Drivers do no I/O. The search pipeline moves the bytes through the egress component under the
 engine profile, bounds them, times them and hands the decoded body to the driver. No provider
-text ever leaves a driver inside an :class:`EngineFailure` (REQ-ENG-006): it carries a class only.
+text ever leaves a driver inside an :class:`EngineFailure` (REQ-ENG-006): it carries a class
+and, at most, a fixed operator hint chosen by the driver's code.
 """
 
 from __future__ import annotations
@@ -36,7 +37,13 @@ from typing import Any, Literal, Protocol
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rypsok.config.secrets import Secret
-from rypsok.contract.vocabulary import Category, FailureClass, SafeSearch, TimeRange
+from rypsok.contract.vocabulary import (
+    Category,
+    FailureClass,
+    OperatorHint,
+    SafeSearch,
+    TimeRange,
+)
 
 KeyRequirement = Literal["none", "optional", "required"]
 
@@ -157,12 +164,25 @@ class PartialResults(list[RawResult]):
 
 
 class EngineFailure(Exception):
-    """A failed engine request, as exactly one class; never carries provider text."""
+    """A failed engine request, as exactly one class; never carries provider text.
 
-    def __init__(self, failure_class: FailureClass, retry_after_s: float | None = None) -> None:
-        super().__init__(failure_class.value)
+    ``hint`` is what the operator should check, when the driver can tell more than the class
+    says (a SearXNG 403: JSON output disabled). It is a member of a fixed vocabulary that the
+    driver's code picks from the status, never from the body, and it goes into the notice and
+    the log line as rypsok's fixed sentence. A key to check is the pipeline's hint, not the
+    driver's: only the pipeline knows how the key is configured.
+    """
+
+    def __init__(
+        self,
+        failure_class: FailureClass,
+        retry_after_s: float | None = None,
+        hint: OperatorHint | None = None,
+    ) -> None:
+        super().__init__(failure_class.value)  # args and repr: the class only
         self.failure_class = failure_class
         self.retry_after_s = retry_after_s
+        self.hint = hint
 
 
 class Driver(Protocol):

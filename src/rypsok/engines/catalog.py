@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 from rypsok.config.schema import Settings
 from rypsok.config.secrets import Secret, SecretError, resolve
+from rypsok.contract.notices import key_setting
 from rypsok.engines.base import DriverSpec
 from rypsok.engines.registry import DRIVER_MODULES, check_identifiers, load_driver
 
@@ -20,7 +21,12 @@ class EngineConfigError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ConfiguredEngine:
-    """One engine as configured: its driver, whether it runs, and why not when it does not."""
+    """One engine as configured: its driver, whether it runs, and why not when it does not.
+
+    ``key_setting`` is the configuration key an operator checks when the engine's key is
+    refused (``[engines.brave] api_key_env``), None for an engine that takes no key. It names
+    the reference, never the value, so it may appear in notices and logs.
+    """
 
     engine_id: str
     driver: DriverSpec
@@ -30,6 +36,7 @@ class ConfiguredEngine:
     explicit_endpoint: bool
     credential: Secret | None
     preference: int
+    key_setting: str | None = None
 
 
 def resolve_engines(settings: Settings) -> list[ConfiguredEngine]:
@@ -82,6 +89,17 @@ def resolve_engines(settings: Settings) -> list[ConfiguredEngine]:
             else:
                 reason = f"no key; set engines.{engine_id}.api_key_env or api_key_file"
         endpoint = entry.endpoint if entry and entry.endpoint else record.endpoint
+        setting: str | None = None
+        if record.key != "none":
+            # The reference in use, else both: either would be read (key_setting's rule).
+            used = (
+                "api_key_env"
+                if entry and entry.api_key_env
+                else "api_key_file"
+                if entry and entry.api_key_file
+                else None
+            )
+            setting = key_setting(engine_id, used)
         engines.append(
             ConfiguredEngine(
                 engine_id=engine_id,
@@ -94,6 +112,7 @@ def resolve_engines(settings: Settings) -> list[ConfiguredEngine]:
                 preference=entry.preference
                 if entry and entry.preference is not None
                 else 100 + position,
+                key_setting=setting,
             )
         )
     engines.sort(key=lambda e: (e.preference, e.engine_id))

@@ -21,6 +21,9 @@ Per-engine failures inside SearXNG are not HTTP errors but ``unresponsive_engine
 When results came back anyway they are returned as a :class:`PartialResults` list that carries
 the number of unresponsive engines (never their names or messages); when none came back, the
 search is a ``request_failure``, never a silent empty answer.
+
+A 403 carries the operator hint that JSON output may be disabled on the instance (how to enable
+it is the hint's fixed sentence); see :func:`parse`.
 """
 
 from __future__ import annotations
@@ -30,7 +33,13 @@ from datetime import UTC, datetime
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from rypsok.contract.vocabulary import Category, FailureClass, SafeSearch, TimeRange
+from rypsok.contract.vocabulary import (
+    Category,
+    FailureClass,
+    OperatorHint,
+    SafeSearch,
+    TimeRange,
+)
 from rypsok.engines.base import (
     AdmissionRecord,
     EngineFailure,
@@ -239,13 +248,19 @@ def _unresponsive(value: Any) -> int:
 def parse(response: EngineResponse) -> list[RawResult]:
     """Results in the instance's order: title, URL, content, published date.
 
-    A 403 means the instance does not serve JSON (``search.formats`` lacks ``json``) or its
-    proxy refused the credential: ``auth_failure``, unless it is an anti-bot page.
+    A 403 that is not an anti-bot page is ``auth_failure`` with the hint
+    :attr:`OperatorHint.JSON_OUTPUT_DISABLED`: SearXNG itself answers every ``format=json``
+    request with 403 when ``search.formats`` lacks ``json``, so that is the first thing to
+    fix. An authenticating proxy in front of the instance may also answer 403 to a refused
+    credential; the driver cannot tell the two apart (the body is never read for it), so the
+    pipeline adds the key hint when a credential is configured. A 401 (or 407) is only ever the
+    credential: plain ``auth_failure``, for which the pipeline names the key setting.
     """
     if response.status == 403:
         if looks_like_challenge(response):
             raise EngineFailure(FailureClass.BLOCKED)
-        raise EngineFailure(FailureClass.AUTH_FAILURE)
+        # Chosen from the status alone: no byte of the page decides it (REQ-ENG-006).
+        raise EngineFailure(FailureClass.AUTH_FAILURE, hint=OperatorHint.JSON_OUTPUT_DISABLED)
     data = load_json(response)
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         raise EngineFailure(FailureClass.PARSE_FAILURE)

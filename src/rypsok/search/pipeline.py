@@ -14,6 +14,15 @@ With a result cache (REQ-CACHE-001..006), an engine whose admission record allow
 for that engine before its circuit and its provider limits are asked, so it sends nothing,
 spends none of the engine's rate and is no request in its health. Fresh answers are stored once
 the engine phase is over, so a slow cache can never cost an engine's answer.
+
+A failed engine may come with operator hints (:class:`OperatorHint`), fixed words of rypsok's:
+the driver's own (a SearXNG 403: JSON output disabled) and the pipeline's, which names the key
+setting to check when an engine that takes a key fails with ``auth_failure``. They end the
+``engine_failed`` notice and make the ``engine_failed`` log line a warning with a ``hint``.
+
+Driver functions that parse a scraped page, or any body above :data:`THREAD_PARSE_BYTES`, run in
+a worker thread under the pipeline's parse limiter of LIM-C5 tasks (``[fetch] workers``), so
+the event loop never parses a page and parses never exceed LIM-C5 (REQ-ENG-015, REQ-SEC-012).
 """
 
 from __future__ import annotations
@@ -28,13 +37,20 @@ from typing import Literal, TypeVar
 import anyio
 
 from rypsok.cache import KeyScope, ResultCache, decode_results, encode_results
-from rypsok.config.schema import Settings
+from rypsok.config.schema import MIN_REQUEST_MS, Settings
 from rypsok.contract.arguments import SearchArguments
 from rypsok.contract.context import CallContext
 from rypsok.contract.errors import ToolFailure
-from rypsok.contract.notices import Notice, notice
+from rypsok.contract.notices import Notice, hint_message, notice
 from rypsok.contract.responses import SearchResponse, SearchResult
-from rypsok.contract.vocabulary import ErrorKind, FailureClass, NoticeCode, Outcome, Reason
+from rypsok.contract.vocabulary import (
+    ErrorKind,
+    FailureClass,
+    NoticeCode,
+    OperatorHint,
+    Outcome,
+    Reason,
+)
 from rypsok.egress.errors import EgressError, EgressReason
 from rypsok.engines.base import (
     EngineFailure,
@@ -52,9 +68,11 @@ from rypsok.search.fuse import EngineResult, fuse
 from rypsok.search.results import CleaningTally, clean_results
 
 URL_MAX_CHARS = 2048  # LIM-F9
-# A request that could not get this much of the engine phase is not worth starting.
-MIN_REQUEST_S = 0.5
-# Bodies above this are parsed in a worker thread, so a large answer never stalls the loop.
+# A request that could not get this much of the engine phase is not worth starting; the
+# configuration refuses an engine phase shorter than this.
+MIN_REQUEST_S = MIN_REQUEST_MS / 1000
+# Bodies above this are parsed in a worker thread (under LIM-C5), so a large answer never stalls
+# the loop; a scraped page always is.
 THREAD_PARSE_BYTES = 256 * 1024
 
 Sender = Callable[..., Awaitable[EngineResponse]]
@@ -75,6 +93,27 @@ class EngineOutcome:
     failure: FailureClass | None = None
     unresponsive_sources: int = 0  # an engine's own sources that did not answer (SearXNG)
     cache_key: str | None = None  # set on a fresh answer that may be stored under this key
+    hints: tuple[OperatorHint, ...] = ()  # what the operator should check after a failure
+
+
+def operator_hints(
+    engine: ConfiguredEngine, failure_class: FailureClass, driver_hint: OperatorHint | None
+) -> tuple[OperatorHint, ...]:
+    """The hints of a failure: the driver's own, then the key check where it applies.
+
+    An ``auth_failure`` of an engine that takes a key points at its key setting, unless the
+    driver named another cause and no key was sent (a SearXNG 403 without a credential points
+    at the instance's formats, not at a key); with a key sent, the key stays a suspect.
+    """
+    hints = [driver_hint] if driver_hint is not None else []
+    if (
+        failure_class is FailureClass.AUTH_FAILURE
+        and engine.key_setting is not None
+        and (driver_hint is None or engine.credential is not None)
+        and OperatorHint.CHECK_KEY not in hints
+    ):
+        hints.append(OperatorHint.CHECK_KEY)
+    return tuple(hints)
 
 
 def _classify_egress(error: EgressError) -> FailureClass:
@@ -107,6 +146,9 @@ class SearchPipeline:
         self._logger = logger
         self._cache = cache
         self._keys = KeyScope(settings) if cache is not None else None
+        # One limiter for every off-loop parse of this pipeline, sized by LIM-C5 as configured
+        # (``[fetch] workers``): the default thread limiter would allow 40 parses at once.
+        self._parse_limiter = anyio.CapacityLimiter(settings.fetch.workers)
 
     def _select(self, args: SearchArguments) -> tuple[list[ConfiguredEngine], list[Notice]]:
         """The engines to query, in preference order, and a notice per engine left out."""
@@ -233,6 +275,7 @@ class SearchPipeline:
         engine_id = engine.engine_id
         driver = engine.driver
         retry_after: float | None = None
+        driver_hint: OperatorHint | None = None
         # The egress's own reason (e.g. proxy_failure, tls_failure): a fixed word of rypsok's,
         # never provider text, and what tells the operator which setting to check.
         egress_reason: str | None = None
@@ -244,9 +287,11 @@ class SearchPipeline:
             request: EngineRequest = driver.build_request(query)
             response = await self._exchange(engine, query, request, engine_end)
             if driver.follow_up is None:
-                results = await self._read(engine, driver.parse, response)
+                results = await self._read(engine, driver.parse, response, engine_end)
             else:
-                step = await self._read(engine, partial(driver.follow_up, query), response)
+                step = await self._read(
+                    engine, partial(driver.follow_up, query), response, engine_end
+                )
                 if isinstance(step, EngineRequest):  # the second and last request
                     slots[0].release()  # the engine's concurrency cap may be one
                     if engine_end - time.monotonic() < MIN_REQUEST_S:
@@ -257,10 +302,11 @@ class SearchPipeline:
                         return EngineOutcome(engine_id, "skipped_limit")
                     slots.append(second)
                     response = await self._exchange(engine, query, step, engine_end)
-                    step = await self._read(engine, driver.parse, response)
+                    step = await self._read(engine, driver.parse, response, engine_end)
                 results = step
         except EngineFailure as failure:
             failure_class, retry_after = failure.failure_class, failure.retry_after_s
+            driver_hint = failure.hint
         except EgressError as error:
             failure_class = _classify_egress(error)
             egress_reason = error.reason.value
@@ -286,17 +332,23 @@ class SearchPipeline:
         self._monitor.record_failure(
             engine_id, failure_class, latency_ms, retry_after, admission, requests=len(slots)
         )
+        hints = operator_hints(engine, failure_class, driver_hint)
+        hint = " ".join(
+            hint_message(h, engine=engine_id, setting=engine.key_setting) for h in hints
+        )
         log_event(
             self._logger,
-            logging.INFO,
+            # Something only the operator can fix (a key, the instance's settings): a warning.
+            logging.WARNING if hint else logging.INFO,
             "engine_failed",
             request_id=context.request_id,
             engine=engine_id,
             failure=failure_class.value,
             egress_reason=egress_reason,
+            hint=hint or None,
             duration_ms=round(latency_ms, 1),
         )
-        return EngineOutcome(engine_id, "failed", failure=failure_class)
+        return EngineOutcome(engine_id, "failed", failure=failure_class, hints=hints)
 
     async def _exchange(
         self, engine: ConfiguredEngine, query: EngineQuery, request: EngineRequest, end: float
@@ -318,12 +370,22 @@ class SearchPipeline:
         engine: ConfiguredEngine,
         read: Callable[[EngineResponse], _T],
         response: EngineResponse,
+        end: float,
     ) -> _T:
-        """A driver function on an answer; scraping drivers' and large bodies off the loop."""
+        """A driver function on an answer; scraping drivers' and large bodies off the loop.
+
+        Off the loop, the function runs in a worker thread once one of the LIM-C5 parse
+        permits is free (REQ-ENG-015, REQ-SEC-012). A wait for a permit that outlasts the
+        engine's request time (``end``) ends as ``timeout``; a parse that has started runs to
+        its end (a thread cannot be stopped), bounded by the driver's own node and depth
+        limits.
+        """
         # Scraping drivers parse HTML pages: always off the event loop (REQ-ENG-015).
-        if engine.driver.scraping or len(response.body) > THREAD_PARSE_BYTES:
-            return await anyio.to_thread.run_sync(read, response)
-        return read(response)
+        if not engine.driver.scraping and len(response.body) <= THREAD_PARSE_BYTES:
+            return read(response)
+        with anyio.move_on_after(max(0.0, end - time.monotonic())):
+            return await anyio.to_thread.run_sync(read, response, limiter=self._parse_limiter)
+        raise EngineFailure(FailureClass.TIMEOUT)
 
     async def search(self, args: SearchArguments, context: CallContext) -> SearchResponse:
         """Run one search to its response, or raise the call's :class:`ToolFailure`."""
@@ -445,7 +507,11 @@ class SearchPipeline:
             if outcome.status == "failed":
                 notices.append(
                     notice(
-                        NoticeCode.ENGINE_FAILED, engine=engine.engine_id, failure=outcome.failure
+                        NoticeCode.ENGINE_FAILED,
+                        engine=engine.engine_id,
+                        failure=outcome.failure,
+                        hints=outcome.hints,
+                        setting=engine.key_setting,
                     )
                 )
             elif outcome.status == "skipped_health":
