@@ -224,6 +224,9 @@ class _Core:
                 logger=logger,
             )
         )
+        # Parsing tasks of the whole process, web_search's and web_fetch's together, never
+        # exceed LIM-C5 (REQ-SEC-012): one limiter for both.
+        parse_limiter = anyio.CapacityLimiter(settings.fetch.workers)
         pipeline = SearchPipeline(
             settings=settings,
             engines=self._engines,
@@ -232,6 +235,7 @@ class _Core:
             limits=self._limits,
             logger=logger,
             cache=self._cache,
+            parse_limiter=parse_limiter,
         )
         returned = ReturnedURLs()
         fetch_settings = settings.fetch
@@ -257,7 +261,11 @@ class _Core:
             settings=fetch_settings,
             logger=logger,
         )
-        extractor = Extractor(workers=fetch_settings.workers, sandbox=fetch_settings.sandbox)
+        extractor = Extractor(
+            workers=fetch_settings.workers,
+            sandbox=fetch_settings.sandbox,
+            parse_limiter=parse_limiter,
+        )
         self._stack.push_async_callback(_close_shielded, extractor)
         self._extractor = extractor
         log_event(

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
+from rypsok.app import runtime
 from rypsok.config.load import parse_settings
 from rypsok.contract.arguments import SearchArguments
 from rypsok.contract.context import CallContext
@@ -25,11 +26,13 @@ from rypsok.contract.vocabulary import Category
 from rypsok.engines.base import EngineRequest, EngineResponse, RateLimit, RawResult
 from rypsok.engines.catalog import ConfiguredEngine, resolve_engines
 from rypsok.engines.registry import DRIVER_MODULES
+from rypsok.fetch import Extractor
 from rypsok.health.clock import ManualClock
 from rypsok.health.metrics import Metrics
 from rypsok.health.monitor import EngineMonitor
 from rypsok.health.provider_limits import EngineLimit, ProviderLimits
 from rypsok.search.pipeline import SearchPipeline
+from tests.fetch.conftest import HOSTILE_PROGRAM
 from tests.search.test_pipeline import LogCapture
 
 pytestmark = pytest.mark.anyio
@@ -50,9 +53,11 @@ class RecordingParse:
         self.threads: set[int] = set()
         self.ticks = 0  # advanced by a task on the event loop
         self.ticks_during: list[int] = []
+        self.started: list[float] = []  # time.monotonic() at the start of each parse
 
     def __call__(self, response: EngineResponse) -> list[RawResult]:
         with self.lock:
+            self.started.append(time.monotonic())
             self.calls += 1
             self.running += 1
             self.most = max(self.most, self.running)
@@ -70,6 +75,7 @@ def pipeline_with(
     workers: int,
     search: dict[str, int] | None = None,
     logs: LogCapture | None = None,
+    parse_limiter: anyio.CapacityLimiter | None = None,
 ) -> SearchPipeline:
     """The pipeline with only DuckDuckGo on (``[scraping]`` on), its parse replaced."""
     entries: dict[str, Any] = {e: {"enabled": False} for e in DRIVER_MODULES}
@@ -106,6 +112,7 @@ def pipeline_with(
         monitor=EngineMonitor(clock=clock, metrics=Metrics()),
         limits=limits,
         logger=logger,
+        parse_limiter=parse_limiter,
     )
 
 
@@ -178,3 +185,51 @@ async def test_req_eng_015_waiting_for_a_parse_permit_ends_at_the_engine_timeout
     answers = [o for o in outcomes if not isinstance(o, ToolFailure)]
     assert [f.reason.value for f in failures] == ["no_engine_answered"]
     assert [a.outcome.value for a in answers] == ["empty"]
+
+
+async def test_req_sec_012_search_parses_and_fetch_extraction_share_lim_c5() -> None:
+    """REQ-SEC-012 ("parsing tasks shall never exceed LIM-C5"), REQ-ENG-015: web_search's
+    parses and web_fetch's extraction jobs hold one limiter of LIM-C5 tokens, as the service
+    wires them (rypsok.app): with LIM-C5 = 1 and a page being extracted, a scraped page waits
+    for the extraction to end before it is parsed, and then is."""
+    limiter = anyio.CapacityLimiter(1)
+    parse = RecordingParse(hold_s=0.05)
+    pipeline = pipeline_with(parse, 1, parse_limiter=limiter)
+    extraction_ended: list[float] = []
+    async with Extractor(
+        workers=1, sandbox="none", timeout_s=8.0, program=HOSTILE_PROGRAM, parse_limiter=limiter
+    ) as extractor:
+        await extractor.start()
+
+        async def extract() -> None:
+            await extractor.extract(b"HOSTILE:sleep:1.0", "text/plain", "https://x.invalid/")
+            extraction_ended.append(time.monotonic())
+
+        with anyio.fail_after(GUARD_S):
+            async with anyio.create_task_group() as group:
+                group.start_soon(extract)
+                while limiter.borrowed_tokens == 0:  # the extraction holds the token
+                    await anyio.sleep(0.005)
+                outcomes = await run_searches(pipeline, parse, 1)
+    assert [o.outcome.value for o in outcomes] == ["empty"]
+    assert parse.calls == 1
+    assert parse.started[0] >= extraction_ended[0]
+
+
+def test_req_sec_012_a_shared_parse_limiter_matches_the_worker_count() -> None:
+    """A pool sharing the process's parse limiter has exactly as many workers as tokens, so
+    that every job holding a token finds a worker."""
+    with pytest.raises(ValueError, match="as many tokens as the pool workers"):
+        Extractor(workers=2, sandbox="none", parse_limiter=anyio.CapacityLimiter(1))
+
+
+async def test_req_sec_012_the_service_wires_one_parse_limiter_for_both_tools() -> None:
+    """The composition root gives web_search's pipeline and web_fetch's worker pool the same
+    limiter of LIM-C5 tokens (``[fetch] workers``)."""
+    settings = parse_settings({"schema_version": 1, "fetch": {"workers": 3, "sandbox": "none"}})
+    async with runtime(settings, logging.getLogger("rypsok.test.parse_limiter")) as services:
+        search_handler, fetch_handler = await services._fetch.__self__.handlers()
+        search_limiter = search_handler._pipeline._parse_limiter
+        fetch_limiter = fetch_handler._extractor.pool._limiter
+        assert search_limiter is fetch_limiter
+        assert search_limiter.total_tokens == 3

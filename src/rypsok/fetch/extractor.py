@@ -69,7 +69,9 @@ class Extractor:
     ``timeout_s`` bounds one job's wall-clock time (a call may pass a shorter one);
     ``memory_bytes`` is each worker's address-space limit. ``program`` replaces the worker
     program; the limit arguments are appended to it (tests start workers with a hostile job
-    handler this way, see :func:`rypsok.fetch.worker.main`).
+    handler this way, see :func:`rypsok.fetch.worker.main`). ``parse_limiter`` is the process's
+    limiter of LIM-C5 parsing tasks when web_search's parses share it (REQ-SEC-012); it must
+    have ``workers`` tokens.
     """
 
     def __init__(
@@ -80,6 +82,7 @@ class Extractor:
         memory_bytes: int = DEFAULT_MEMORY_BYTES,
         *,
         program: Sequence[str] | None = None,
+        parse_limiter: anyio.CapacityLimiter | None = None,
     ) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
@@ -104,6 +107,7 @@ class Extractor:
             # "auto" tries bubblewrap and falls back for good when it cannot start a worker;
             # "bwrap" never falls back.
             fallback=(lambda: inner) if self._bwrap and sandbox == "auto" else None,
+            limiter=parse_limiter,
         )
 
     @property

@@ -261,14 +261,20 @@ class WorkerPool:
         env: Mapping[str, str],
         start_timeout_s: float = 30.0,
         fallback: Callable[[], Sequence[str]] | None = None,
+        limiter: anyio.CapacityLimiter | None = None,
     ) -> None:
+        """``limiter``, when given, is the process's parse limiter of ``size`` tokens, shared
+        with the other parsing tasks of the process (REQ-SEC-012); by default the pool has its
+        own."""
         if size < 1:
             raise ValueError("a pool needs at least one worker")
+        if limiter is not None and limiter.total_tokens != size:
+            raise ValueError("a shared parse limiter must have as many tokens as the pool workers")
         self._command = command
         self._fallback = fallback
         self._env = dict(env)
         self._start_timeout_s = start_timeout_s
-        self._limiter = anyio.CapacityLimiter(size)
+        self._limiter = limiter if limiter is not None else anyio.CapacityLimiter(size)
         self._idle: list[_Worker] = []  # ready or booting, nobody waits on them
         self._busy: set[_Worker] = set()  # taken by a task (running a job or awaited)
         self._launching = 0

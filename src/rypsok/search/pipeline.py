@@ -21,8 +21,9 @@ setting to check when an engine that takes a key fails with ``auth_failure``. Th
 ``engine_failed`` notice and make the ``engine_failed`` log line a warning with a ``hint``.
 
 Driver functions that parse a scraped page, or any body above :data:`THREAD_PARSE_BYTES`, run in
-a worker thread under the pipeline's parse limiter of LIM-C5 tasks (``[fetch] workers``), so
-the event loop never parses a page and parses never exceed LIM-C5 (REQ-ENG-015, REQ-SEC-012).
+a worker thread under the process's parse limiter of LIM-C5 tasks (``[fetch] workers``), which
+web_fetch's extraction jobs hold too: the event loop never parses a page, and parses of both
+tools together never exceed LIM-C5 (REQ-ENG-015, REQ-SEC-012).
 """
 
 from __future__ import annotations
@@ -135,8 +136,13 @@ class SearchPipeline:
         limits: ProviderLimits,
         logger: logging.Logger,
         cache: ResultCache | None = None,
+        parse_limiter: anyio.CapacityLimiter | None = None,
     ) -> None:
-        """``cache`` is the result cache, None when ``[cache]`` is off (REQ-CACHE-001)."""
+        """``cache`` is the result cache, None when ``[cache]`` is off (REQ-CACHE-001).
+
+        ``parse_limiter`` is the process's limiter of LIM-C5 parsing tasks, shared with
+        web_fetch's extraction (REQ-SEC-012); without one the pipeline has its own.
+        """
         self._settings = settings
         self._engines = [e for e in engines if e.active]
         self._preference = {e.engine_id: e.preference for e in engines}
@@ -146,9 +152,13 @@ class SearchPipeline:
         self._logger = logger
         self._cache = cache
         self._keys = KeyScope(settings) if cache is not None else None
-        # One limiter for every off-loop parse of this pipeline, sized by LIM-C5 as configured
-        # (``[fetch] workers``): the default thread limiter would allow 40 parses at once.
-        self._parse_limiter = anyio.CapacityLimiter(settings.fetch.workers)
+        # One limiter for every off-loop parse, sized by LIM-C5 as configured (``[fetch]
+        # workers``): the default thread limiter would allow 40 parses at once.
+        self._parse_limiter = (
+            parse_limiter
+            if parse_limiter is not None
+            else anyio.CapacityLimiter(settings.fetch.workers)
+        )
 
     def _select(self, args: SearchArguments) -> tuple[list[ConfiguredEngine], list[Notice]]:
         """The engines to query, in preference order, and a notice per engine left out."""
