@@ -14,15 +14,39 @@ Systems, measured in the same run on the same bytes:
   trafilatura's ``favor_recall`` replaced by its default or by ``favor_precision`` (the
   settings that were not chosen);
 * ``trafilatura``, ``trafilatura/precision``, ``trafilatura/recall``: trafilatura 2 called
-  directly on the raw bytes with Markdown output and links, as a library user would.
+  directly on the raw bytes with Markdown output and links, as a library user would;
+* ``readability-lxml``: the Python port of Arc90's Readability, ``Document(raw bytes,
+  url=...).summary()`` (its own charset detection), the HTML it returns turned into text by
+  :func:`html_text`;
+* ``resiliparse``: ``extract_plain_text(tree, main_content=True)`` on
+  ``HTMLTree.parse_from_bytes(raw bytes, detect_encoding(raw bytes, from_html_meta=True))``,
+  as its documentation shows (without ``from_html_meta`` its detector reads two UTF-8 pages of
+  the corpus that declare their charset as windows-1250 and ISO 8859-11).
 
-usage: python bench/extraction_quality.py [--markdown] [--json out.json]
+The two alternatives are references only, not dependencies of rypsok; a system whose package
+is missing is skipped with a note on standard error. Install them into the venv for the
+measurement with::
+
+    pip install readability-lxml resiliparse
+
+(resiliparse pulls in FastWARC and with it ``brotli``; a ``brotli`` module makes rypsok's own
+egress advertise and decode ``br``. To measure without changing that, run
+``pip uninstall -y brotli`` afterwards: ``resiliparse.extract`` does not import FastWARC.)
+
+The Markdown tables (precision and recall per page for every system, F1 per page, means) go
+to standard output; ``--json`` also writes the scores, the means, the library versions and the
+skipped systems.
+
+usage: python bench/extraction_quality.py [--json docs/data/extraction_quality.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.metadata
 import json
+import platform
 import re
 import sys
 import unicodedata
@@ -32,6 +56,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import lxml.etree
+import lxml.html
 import trafilatura
 
 from rypsok.fetch import Extractor
@@ -66,6 +92,27 @@ def scores(extracted: str, reference: str) -> tuple[float, float, float]:
     recall = overlap / sum(want.values()) if want else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return precision, recall, f1
+
+
+# Elements after which text continues on a new line (so words of adjacent blocks never merge);
+# inline elements join their neighbours' text as a browser renders it.
+_BLOCKS = frozenset(
+    "address article aside blockquote br dd details div dl dt figcaption figure footer form "
+    "h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section summary table td th tr ul".split()
+)
+_NOT_TEXT = ("script", "style", "template", "noscript")
+
+
+def html_text(html: str) -> str:
+    """Visible text of an HTML fragment that an extractor returned as HTML."""
+    if not html.strip():
+        return ""
+    root = lxml.html.fromstring(html)
+    lxml.etree.strip_elements(root, *_NOT_TEXT, with_tail=False)
+    for element in root.iter():
+        if isinstance(element.tag, str) and element.tag.lower() in _BLOCKS:
+            element.tail = "\n" + (element.tail or "")
+    return str(root.text_content())
 
 
 def fixtures() -> list[tuple[str, dict[str, Any], bytes]]:
@@ -109,6 +156,43 @@ def _trafilatura(favor: str | None) -> Callable[[dict[str, Any], bytes], str]:
     return extract
 
 
+def _readability() -> Callable[[dict[str, Any], bytes], str] | None:
+    try:
+        readability = importlib.import_module("readability")
+    except ImportError:
+        return None
+
+    def extract(meta: dict[str, Any], body: bytes) -> str:
+        return html_text(readability.Document(body, url=meta["url"]).summary())
+
+    return extract
+
+
+def _resiliparse() -> Callable[[dict[str, Any], bytes], str] | None:
+    try:
+        html2text = importlib.import_module("resiliparse.extract.html2text")
+        encoding = importlib.import_module("resiliparse.parse.encoding")
+        html = importlib.import_module("resiliparse.parse.html")
+    except ImportError:
+        return None
+
+    def extract(meta: dict[str, Any], body: bytes) -> str:
+        charset = encoding.detect_encoding(body, from_html_meta=True) or "utf-8"
+        tree = html.HTMLTree.parse_from_bytes(body, charset)
+        return str(html2text.extract_plain_text(tree, main_content=True))
+
+    return extract
+
+
+# Reference systems from packages that are not rypsok dependencies: (system, package, factory).
+OPTIONAL = (
+    ("readability-lxml", "readability-lxml", _readability),
+    ("resiliparse", "resiliparse", _resiliparse),
+)
+
+Scores = dict[str, dict[str, tuple[float, float, float]]]
+
+
 async def _rypsok_workers(pages: list[tuple[str, dict[str, Any], bytes]]) -> dict[str, str]:
     out: dict[str, str] = {}
     async with Extractor(workers=2, sandbox="none") as extractor:
@@ -118,8 +202,8 @@ async def _rypsok_workers(pages: list[tuple[str, dict[str, Any], bytes]]) -> dic
     return out
 
 
-def measure() -> tuple[list[str], dict[str, dict[str, tuple[float, float, float]]]]:
-    """Scores per system and page."""
+def measure() -> tuple[list[str], Scores, list[str]]:
+    """Scores per system and page, and the systems skipped because their package is missing."""
     pages = fixtures()
     outputs: dict[str, dict[str, str]] = {"rypsok": anyio.run(_rypsok_workers, pages)}
     systems: dict[str, Callable[[dict[str, Any], bytes], str]] = {
@@ -129,38 +213,113 @@ def measure() -> tuple[list[str], dict[str, dict[str, tuple[float, float, float]
         "trafilatura/precision": _trafilatura("precision"),
         "trafilatura/recall": _trafilatura("recall"),
     }
+    skipped = []
+    for system, package, factory in OPTIONAL:
+        extractor = factory()
+        if extractor is None:
+            skipped.append(system)
+            sys.stderr.write(f"note: {system} skipped: `pip install {package}` to measure it\n")
+        else:
+            systems[system] = extractor
     for system, extract in systems.items():
         outputs[system] = {name: extract(meta, body) for name, meta, body in pages}
     table = {
         system: {name: scores(out[name], meta["main_text"]) for name, meta, _ in pages}
         for system, out in outputs.items()
     }
-    return [name for name, _, _ in pages], table
+    return [name for name, _, _ in pages], table, skipped
 
 
-def markdown(names: list[str], table: dict[str, dict[str, tuple[float, float, float]]]) -> str:
-    """F1 per page and system, then mean precision, recall and F1 per system."""
+def means(names: list[str], table: Scores) -> dict[str, tuple[float, float, float]]:
+    """Mean precision, recall and F1 over the pages, per system."""
+    return {
+        system: (
+            sum(scored[n][0] for n in names) / len(names),
+            sum(scored[n][1] for n in names) / len(names),
+            sum(scored[n][2] for n in names) / len(names),
+        )
+        for system, scored in table.items()
+    }
+
+
+# Systems of the first precision/recall table; the settings variants get the second one.
+MAIN = ("rypsok", "trafilatura", "readability-lxml", "resiliparse")
+
+
+def _pr_table(names: list[str], table: Scores, systems: list[str]) -> list[str]:
+    mean = means(names, table)
+    head = ["page", *(f"{s} {m}" for s in systems for m in ("P", "R"))]
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for name in names:
+        cells = (f"{table[s][name][i]:.3f}" for s in systems for i in (0, 1))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    cells = (f"**{mean[s][i]:.3f}**" for s in systems for i in (0, 1))
+    lines.append("| **mean** | " + " | ".join(cells) + " |")
+    return lines
+
+
+def markdown(names: list[str], table: Scores) -> str:
+    """Precision and recall per page (main systems, then settings variants), then F1."""
+    main_systems = [s for s in MAIN if s in table]
+    variants = [s for s in table if s not in MAIN]
     systems = list(table)
-    lines = ["| page | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
+    mean = means(names, table)
+    lines = ["Precision (P) and recall (R) per page:", ""]
+    lines += _pr_table(names, table, main_systems)
+    lines += ["", "Precision (P) and recall (R) per page, settings not chosen:", ""]
+    lines += _pr_table(names, table, variants)
+    lines += ["", "F1 per page:", ""]
+    lines += ["| page | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
     for name in names:
         lines.append(
             f"| {name} | " + " | ".join(f"{table[s][name][2]:.3f}" for s in systems) + " |"
         )
     for label, index in (("mean precision", 0), ("mean recall", 1), ("mean F1", 2)):
-        means = [sum(table[s][n][index] for n in names) / len(names) for s in systems]
-        lines.append(f"| **{label}** | " + " | ".join(f"**{m:.3f}**" for m in means) + " |")
+        cells = (f"**{mean[s][index]:.3f}**" for s in systems)
+        lines.append(f"| **{label}** | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
+def _versions() -> dict[str, str | None]:
+    found: dict[str, str | None] = {"python": platform.python_version()}
+    for package in ("trafilatura", "lxml", "charset-normalizer", "readability-lxml", "resiliparse"):
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            found[package] = None
+    found["libxml2"] = ".".join(map(str, lxml.etree.LIBXML_VERSION))
+    return found
+
+
+def report(names: list[str], table: Scores, skipped: list[str]) -> dict[str, Any]:
+    """The JSON document: scores per system and page, means, versions, skipped systems."""
+    keys = ("precision", "recall", "f1")
+    return {
+        "benchmark": "extraction_quality",
+        "versions": _versions(),
+        "skipped": skipped,
+        "pages": names,
+        "mean": {s: dict(zip(keys, m, strict=True)) for s, m in means(names, table).items()},
+        "scores": {
+            system: {name: dict(zip(keys, value, strict=True)) for name, value in scored.items()}
+            for system, scored in table.items()
+        },
+    }
+
+
 def main() -> int:
-    """Measure and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Measure and print the tables."""
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        usage="python bench/extraction_quality.py [--json docs/data/extraction_quality.json]",
+    )
     parser.add_argument("--json", type=Path, help="also write the scores as JSON")
     args = parser.parse_args()
-    names, table = measure()
+    names, table, skipped = measure()
     sys.stdout.write(markdown(names, table))
     if args.json:
-        args.json.write_text(json.dumps(table, indent=2) + "\n", "utf-8")
+        text = json.dumps(report(names, table, skipped), indent=2, ensure_ascii=False)
+        args.json.write_text(text + "\n", "utf-8")
     return 0
 
 
