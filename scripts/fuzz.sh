@@ -74,10 +74,20 @@ echo "fuzzing ${#TARGETS[@]} targets, ${SECONDS_PER_TARGET} s each, ${JOBS} at a
 
 run_target() {
     local name="$1" file="fuzz/fuzz_$1.py" corpus="$SCRATCH/corpus-$1" log="$SCRATCH/$1.log"
-    local seeds=("$ROOT/fuzz/corpus/$1") extra
+    local seeds=("$SCRATCH/seeds-$1") extra
+    # The fuzzer gets a copy of the committed seeds: libFuzzer may rewrite inputs in the
+    # directories it is given, and the checkout must stay as committed (the release gate
+    # refuses a tree that changed while it ran).
+    mkdir -p "$corpus" "$SCRATCH/seeds-$1"
+    if [ -d "$ROOT/fuzz/corpus/$1" ]; then
+        cp -R "$ROOT/fuzz/corpus/$1/." "$SCRATCH/seeds-$1/"
+    fi
     extra=$(extra_seeds "$1")
-    [ -n "$extra" ] && [ -d "$extra" ] && seeds+=("$ROOT/$extra")
-    mkdir -p "$corpus" "$ROOT/fuzz/corpus/$1"
+    if [ -n "$extra" ] && [ -d "$extra" ]; then
+        mkdir -p "$SCRATCH/fixtures-$1"
+        cp -R "$ROOT/$extra/." "$SCRATCH/fixtures-$1/"
+        seeds+=("$SCRATCH/fixtures-$1")
+    fi
     local started=$SECONDS status
     RYPSOK_FUZZ_INSTRUMENT=1 RYPSOK_FUZZ_KNOWN="$KNOWN" PYTHONHASHSEED=0 \
         timeout --kill-after=10 $(( SECONDS_PER_TARGET * 3 + 120 )) \

@@ -18,7 +18,9 @@
 #
 # The CPU-heavy jobs (fuzz, mutation) run side by side with the light ones; the wheel builds
 # run one after the other inside their job. A release is tagged (no "v" prefix) only on the
-# commit of a green run (docs/security.md).
+# commit of a green run (docs/security.md). A work tree that differs from HEAD (changed or
+# untracked files, at the start or the end) ends the gate with exit 1 and "NOT on <commit>",
+# whatever the jobs said: they checked the work tree, not the commit.
 #
 # Environment: PYTHON (default .venv/bin/python), RELEASE_FUZZ_SECONDS, GATE_DIR (default: a
 # scratch folder, printed), GATE_JOBS (space-separated subset of the jobs above).
@@ -33,9 +35,16 @@ GATE_DIR="${GATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/rypsok-gate.XXXXXX")}"
 mkdir -p "$GATE_DIR"
 JOBS=(${GATE_JOBS:-reproducible fuzz mutation live advisories threats tests})
 COMMIT=$(git rev-parse HEAD)
-if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-    echo "note: the work tree has uncommitted changes; reproducible checks HEAD ($COMMIT) only,"
-    echo "      the other jobs check the work tree. Gate a clean checkout before tagging."
+# Every job but reproducible checks the work tree, so a verdict names HEAD only when the tree
+# is HEAD: no changed or untracked file (an untracked test or module is collected and imported
+# too), at the start and again at the end, since the tree may change while the jobs run.
+# A failing `git status` counts as dirty: the gate cannot tell.
+tree_changes() { git status --porcelain 2>/dev/null || echo "?? (git status failed)"; }
+DIRTY=$(tree_changes)
+if [ -n "$DIRTY" ]; then
+    echo "note: the work tree differs from HEAD ($COMMIT); reproducible checks HEAD only, the"
+    echo "      other jobs check the work tree, so this run cannot clear the commit for a tag:"
+    printf '%s\n' "$DIRTY" | head -n 10 | sed 's/^/      /'
 fi
 echo "release gate on $COMMIT; logs in $GATE_DIR"
 
@@ -94,6 +103,19 @@ done
 
 if [ "${#failed[@]}" -ne 0 ]; then
     echo "RELEASE GATE: RED (${failed[*]}); do not tag $COMMIT. Logs: $GATE_DIR"
+    exit 1
+fi
+# Checked again: a commit or an edit while the jobs ran means they did not all see one tree.
+# A file a job itself wrote into the checkout shows here too, and is listed: fix that job.
+AFTER=$(tree_changes)
+if [ -n "$DIRTY" ] || [ -n "$AFTER" ] || [ "$(git rev-parse HEAD)" != "$COMMIT" ]; then
+    if [ -z "$DIRTY" ] && [ -n "$AFTER" ]; then
+        echo "note: the work tree changed while the gate ran:"
+        printf '%s\n' "$AFTER" | head -n 10 | sed 's/^/      /'
+    fi
+    ran=$([ -n "${GATE_JOBS:-}" ] && echo "the selected jobs (${JOBS[*]})" || echo "every job")
+    echo "RELEASE GATE: $ran passed on the work tree, NOT on $COMMIT: commit or stash first and"
+    echo "run the gate again on the clean tree; do not tag."
     exit 1
 fi
 if [ -n "${GATE_JOBS:-}" ]; then

@@ -53,7 +53,10 @@ def key(query: EngineQuery = QUERY, caller: str = "alice", engine: str = "wikipe
     ],
 )
 def test_req_cache_003_every_request_parameter_is_in_the_key(change: dict[str, object]) -> None:
-    """REQ-CACHE-003: a request that differs in any parameter never meets another's entry."""
+    """REQ-CACHE-003: a request that differs in any parameter never meets another's entry.
+
+    Proves THR-44.
+    """
     assert key(dataclasses.replace(QUERY, **change)) != key()  # type: ignore[arg-type]
 
 
@@ -67,7 +70,10 @@ def test_req_cache_003_only_the_non_parameters_are_left_out() -> None:
 
 def test_req_cache_003_engine_is_in_the_key_and_the_key_is_stable() -> None:
     """REQ-CACHE-003: another engine's answer is another entry; the same request, the same key
-    whatever the clock, the contact or the credential value (fixed by the configuration)."""
+    whatever the clock, the contact or the credential value (fixed by the configuration).
+
+    Proves THR-44.
+    """
     assert key(engine="wikidata") != key()
     same = dataclasses.replace(QUERY, now=1.0, contact="x@example.org", credential=Secret("k"))
     assert key(same) == key()
@@ -76,7 +82,10 @@ def test_req_cache_003_engine_is_in_the_key_and_the_key_is_stable() -> None:
 
 def test_req_cache_003_configuration_and_version_are_in_the_key() -> None:
     """REQ-CACHE-003: no entry outlives the configuration or the version that produced it,
-    even in a Redis that outlives the process."""
+    even in a Redis that outlives the process.
+
+    Proves THR-44.
+    """
     other = parse_settings({"schema_version": 1, "search": {"results_per_engine": 9}})
     assert generation_of(other) != generation_of(SETTINGS)
     assert generation_of(SETTINGS, "9.9.9") != generation_of(SETTINGS)
@@ -181,7 +190,10 @@ def _result(**change: object) -> bytes:
     ],
 )
 def test_req_cache_006_corrupt_or_foreign_values_are_misses(value: bytes) -> None:
-    """REQ-CACHE-006: a value rypsok did not write for this engine is a miss, never an error."""
+    """REQ-CACHE-006: a value rypsok did not write for this engine is a miss, never an error.
+
+    Proves THR-43, THR-44.
+    """
     assert decode_results("hackernews", value) is None
 
 

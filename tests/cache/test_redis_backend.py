@@ -73,7 +73,10 @@ async def test_req_cache_005_at_most_max_entries_across_replicas(
 
 
 async def test_oversized_values_are_neither_stored_nor_read(redis_server: RedisServer) -> None:
-    """The value bound holds in both directions: a foreign large value is a miss."""
+    """The value bound holds in both directions: a foreign large value is a miss.
+
+    Proves THR-43.
+    """
     logger, _ = capture_logger("big")
     link = connect(Secret(redis_server.url), clock=SystemClock(), logger=logger)
     cache = RedisCache(link, key_prefix="test:", max_entries=10, max_value_bytes=8)
@@ -87,7 +90,10 @@ async def test_req_cache_006_refused_connection_is_a_miss_logged_by_class(
     closed_port: int,
 ) -> None:
     """REQ-CACHE-006: nobody listening: get is a miss, put a no-op, one warning naming the
-    exception class; the password of the URL appears nowhere."""
+    exception class; the password of the URL appears nowhere.
+
+    Proves THR-45, THR-46.
+    """
     logger, logs = capture_logger("refused")
     url = f"redis://:pa55-secret-word@127.0.0.1:{closed_port}/0"
     link = connect(Secret(url), clock=SystemClock(), logger=logger)
@@ -136,7 +142,10 @@ async def test_req_cache_006_a_server_that_never_answers_costs_one_timeout(
     silent_server: int,
 ) -> None:
     """REQ-CACHE-006: a hanging Redis costs the operation timeout once; then the link is down
-    and operations fail at once until the retry period is over."""
+    and operations fail at once until the retry period is over.
+
+    Proves THR-46.
+    """
     logger, logs = capture_logger("silent")
     clock = ManualClock()
     link = connect(
@@ -165,7 +174,10 @@ async def test_req_cache_006_a_server_that_never_answers_costs_one_timeout(
 
 async def test_req_cache_006_recovers_when_redis_comes_back(own_redis: RedisServer) -> None:
     """REQ-CACHE-006: stopped mid-run, Redis costs misses; once back (after the retry period)
-    the cache works again and the recovery is logged."""
+    the cache works again and the recovery is logged.
+
+    Proves THR-46.
+    """
     logger, logs = capture_logger("recover")
     clock = ManualClock()
     link = connect(Secret(own_redis.url), clock=clock, logger=logger, retry_after_s=5)
@@ -189,7 +201,10 @@ async def test_req_cache_006_recovers_when_redis_comes_back(own_redis: RedisServ
 
 def test_configuration_errors_name_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """A missing package, an unset reference or a non-Redis URL is an error at start that names
-    [cache] and never quotes the URL."""
+    [cache] and never quotes the URL.
+
+    Proves THR-45.
+    """
     logger, _ = capture_logger("config")
     settings = CacheSettings(backend="redis", redis_url_env=REDIS_URL_ENV)
     monkeypatch.delenv(REDIS_URL_ENV, raising=False)

@@ -35,7 +35,10 @@ async def test_req_cache_004_replicas_share_entries_per_caller(
     redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """REQ-CACHE-004: an authenticated caller's entry written by one replica answers it on
-    another; another caller, and the local caller of another process, ask the engine."""
+    another; another caller, and the local caller of another process, ask the engine.
+
+    Proves THR-44.
+    """
     monkeypatch.setenv(REDIS_URL_ENV, redis_server.url)
     with fake_http_server() as server:
         server.replies[HN] = engine_reply("hackernews")
@@ -83,7 +86,10 @@ async def test_req_cache_006_redis_stopped_mid_run_searches_still_succeed(
     own_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """REQ-CACHE-006: Redis stops between two searches: the next ones are answered by the
-    engine, in time; the outage is logged once, by class, without the URL."""
+    engine, in time; the outage is logged once, by class, without the URL.
+
+    Proves THR-46.
+    """
     monkeypatch.setenv(REDIS_URL_ENV, own_redis.url)
     with fake_http_server() as server:
         server.replies[HN] = engine_reply("hackernews")
@@ -110,7 +116,10 @@ async def test_req_cache_006_a_refused_password_degrades_and_never_shows(
     own_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """REQ-CACHE-006: a Redis that refuses the credentials is a Redis that fails: searches
-    succeed without it; with the right password the cache works. No password is ever logged."""
+    succeed without it; with the right password the cache works. No password is ever logged.
+
+    Proves THR-45.
+    """
     own_redis.client().config_set("requirepass", "pw-r1ght-one")
     with fake_http_server() as server:
         server.replies[HN] = engine_reply("hackernews")

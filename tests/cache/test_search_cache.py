@@ -85,7 +85,10 @@ async def test_req_cache_001_a_hit_gives_the_same_answer_without_a_request() -> 
 
 async def test_req_cache_003_other_parameters_miss() -> None:
     """REQ-CACHE-003: an entry serves only the request parameters it was produced for: another
-    query text or time range asks the engine; max_results, applied after fusion, does not."""
+    query text or time range asks the engine; max_results, applied after fusion, does not.
+
+    Proves THR-44.
+    """
     with fake_http_server() as server:
         server.replies[HN] = engine_reply("hackernews")
         async with services_for(search_settings(server, ["hackernews"], MEMORY)) as (services, _):
@@ -220,7 +223,10 @@ async def test_req_cache_006_a_failing_cache_costs_speed_only(
     cache_type: type[BrokenCache],
 ) -> None:
     """REQ-CACHE-006: a cache that raises or returns garbage is a miss: the engine answers, the
-    search is ok, and the failure is logged by class only."""
+    search is ok, and the failure is logged by class only.
+
+    Proves THR-43, THR-46.
+    """
     entries: dict[str, Any] = {e: {"enabled": False} for e in DRIVER_MODULES}
     entries["hackernews"] = {"enabled": True}  # at its public endpoint: the sender is a stub
     settings = parse_settings({"schema_version": 1, "engines": entries, "cache": MEMORY})

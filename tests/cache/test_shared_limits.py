@@ -102,7 +102,10 @@ async def test_req_cache_006_redis_down_falls_back_to_per_process_rate(
     own_redis: RedisServer,
 ) -> None:
     """REQ-CACHE-006: Redis stopped: each replica keeps its own admitted rate, no request
-    fails for it, and the outage is logged once, by class."""
+    fails for it, and the outage is logged once, by class.
+
+    Proves THR-46.
+    """
     logger, logs = capture_logger("down")
     link = connect(Secret(own_redis.url), clock=SystemClock(), logger=logger)
     windows = SharedWindows(link, key_prefix="test:")
@@ -156,7 +159,10 @@ async def test_req_cache_006_invocation_limits_fall_back_when_redis_fails(
     own_redis: RedisServer,
 ) -> None:
     """REQ-CACHE-006: with Redis stopped the in-process window decides, including the calls
-    Redis had admitted from this replica; no call fails for the outage."""
+    Redis had admitted from this replica; no call fails for the outage.
+
+    Proves THR-46.
+    """
     windows, link = shared(own_redis.url)
     limits = InvocationLimits({SEARCH: 2}, clock=SystemClock(), shared=windows)
     assert (await limits.admit_shared(SEARCH, "alice")).admitted

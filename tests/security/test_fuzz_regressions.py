@@ -29,6 +29,7 @@ OPEN_FINDINGS: dict[str, str] = {}
 
 THR_OF_TARGET = {
     "addresses": "THR-03",
+    "cache_codec": "THR-43",
     "charset": "THR-20",
     "charset_header": "THR-15",
     "clean": "THR-09",
@@ -59,7 +60,7 @@ def test_every_target_is_traced_to_a_threat() -> None:
     """Each fuzz target names the threat of docs/threats.md whose parser it exercises.
 
     Proves THR-02, THR-03, THR-04, THR-09, THR-10, THR-13, THR-15, THR-18, THR-20, THR-21,
-    THR-23, THR-30.
+    THR-23, THR-30, THR-43.
     """
     assert sorted(THR_OF_TARGET) == TARGETS
     for name, thr in THR_OF_TARGET.items():
@@ -72,7 +73,7 @@ def test_seed_corpus_runs_clean(fuzz_path: Path, name: str) -> None:
     """Every seed of the target runs without a crash (known, reported crashes excepted).
 
     Proves THR-02, THR-03, THR-04, THR-09, THR-10, THR-13, THR-15, THR-18, THR-20, THR-21,
-    THR-23, THR-30.
+    THR-23, THR-30, THR-43.
     """
     target = _target(fuzz_path, name)
     is_known = _known()
@@ -102,7 +103,7 @@ def _crash_cases() -> list[object]:
 def test_committed_crash_inputs(fuzz_path: Path, path: Path) -> None:
     """A crash the fuzzers found, replayed through its target; open findings are xfail.
 
-    Proves THR-10, THR-15, THR-18, THR-21, THR-30.
+    Proves THR-10, THR-15, THR-18, THR-21, THR-23, THR-30.
     """
     name = path.name.split("-", 1)[0]
     _target(fuzz_path, name).test_one_input(path.read_bytes())

@@ -154,9 +154,29 @@ sys.exit(3)
 '''
 
 _FAKE_GIT = r"""#!/usr/bin/env bash
+# FAKE_DIRTY: "" a clean tree; "changed" or "untracked" from the start; "later" clean at the
+# first look and changed afterwards. FAKE_HEAD_MOVES: HEAD is another commit after the first
+# look.
+count() {  # how often this git command ran before
+    local n
+    n=$(cat "$FAKE_DIR/$1.count" 2>/dev/null || echo 0)
+    echo $((n + 1)) > "$FAKE_DIR/$1.count"
+    echo "$n"
+}
 case "$1" in
-    rev-parse) echo "__COMMIT__" ;;
-    status) ;;
+    rev-parse)
+        if [ "$(count rev-parse)" -gt 0 ] && [ -n "${FAKE_HEAD_MOVES:-}" ]; then
+            echo "fedcba9876543210fedcba9876543210fedcba98"
+        else
+            echo "__COMMIT__"
+        fi ;;
+    status)
+        seen=$(count status)
+        case "${FAKE_DIRTY:-}" in
+            changed) echo " M src/rypsok/app.py" ;;
+            untracked) echo "?? tests/test_new.py" ;;
+            later) if [ "$seen" -gt 0 ]; then echo " M src/rypsok/app.py"; fi ;;
+        esac ;;
     log) echo "__COMMIT_TIME__" ;;
     archive) tar -C "$FAKE_DIR/head" -cf - . ;;
     *) echo "unexpected git call: $*" >&2; exit 3 ;;
@@ -188,8 +208,19 @@ def _executable(path: Path, text: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
 
 
-def run_gate(tmp_path: Path, *, fail: str = "", jobs: str | None = None) -> GateRun:
-    """Run the real gate script in a scratch tree with the fakes; return what happened."""
+def run_gate(
+    tmp_path: Path,
+    *,
+    fail: str = "",
+    jobs: str | None = None,
+    dirty: str = "",
+    head_moves: bool = False,
+) -> GateRun:
+    """Run the real gate script in a scratch tree with the fakes; return what happened.
+
+    ``dirty`` and ``head_moves`` set what the fake ``git`` says of the work tree and HEAD
+    (see ``_FAKE_GIT``).
+    """
     tree = tmp_path / "tree"
     fake = tmp_path / "fake"
     (fake / "bin").mkdir(parents=True)
@@ -222,7 +253,10 @@ def run_gate(tmp_path: Path, *, fail: str = "", jobs: str | None = None) -> Gate
         "FAKE_DIR": str(fake),
         "FAKE_FAIL": fail,
         "MUTMUT_CHILDREN": "1",
+        "FAKE_DIRTY": dirty,
     }
+    if head_moves:
+        env["FAKE_HEAD_MOVES"] = "1"
     if jobs is not None:
         env["GATE_JOBS"] = jobs
     done = subprocess.run(
@@ -336,6 +370,39 @@ def test_a_partial_gate_run_never_says_green(tmp_path: Path) -> None:
     assert "a release needs all" in run.output
 
 
+@pytest.mark.parametrize("dirty", ["changed", "untracked", "later"])
+def test_a_dirty_work_tree_is_never_cleared_for_a_tag(tmp_path: Path, dirty: str) -> None:
+    """Every job passing on a work tree that differs from HEAD (at the start or by the end)
+    clears nothing: exit 1, "NOT on <commit>", never GREEN nor "may be tagged"."""
+    run = run_gate(tmp_path, dirty=dirty)
+    assert run.status == 1, run.output
+    assert run.job_lines() == dict.fromkeys(gate_jobs(), "PASS"), run.output
+    assert f"every job passed on the work tree, NOT on {COMMIT}" in run.output
+    assert "commit or stash first" in run.output
+    assert "GREEN" not in run.output
+    assert "may be tagged" not in run.output
+    if dirty == "later":  # what changed during the run is named
+        assert "the work tree changed while the gate ran:\n       M src/rypsok/app.py" in (
+            run.output
+        )
+
+
+def test_a_partial_run_on_a_dirty_tree_fails_too(tmp_path: Path) -> None:
+    """A workflow leg's run of one job on a dirty tree does not say it passed on the commit."""
+    run = run_gate(tmp_path, jobs="threats", dirty="changed")
+    assert run.status == 1, run.output
+    assert f"the selected jobs (threats) passed on the work tree, NOT on {COMMIT}" in run.output
+    assert f"passed on {COMMIT}" not in run.output
+
+
+def test_a_commit_made_while_the_gate_ran_clears_nothing(tmp_path: Path) -> None:
+    """HEAD moved during the run: the jobs saw different trees, so no commit is cleared."""
+    run = run_gate(tmp_path, head_moves=True)
+    assert run.status == 1, run.output
+    assert f"NOT on {COMMIT}" in run.output
+    assert "GREEN" not in run.output
+
+
 # --- the documented module list (mutation/run.sh) -------------------------------------------
 
 
@@ -442,9 +509,84 @@ def test_the_advisory_check_passes_only_a_full_clean_audit(tmp_path: Path) -> No
         assert "PYSEC-2024-60" in vulnerable.stdout
 
 
+_OWN_EDITABLE = {"name": "rypsok", "skip_reason": "distribution marked as editable"}
+
+
+@pytest.mark.parametrize("spelling", ["rypsok", "Rypsok", "RYPSOK"])
+def test_the_project_itself_installed_editable_is_no_unaudited_dependency(
+    tmp_path: Path, spelling: str
+) -> None:
+    """pip-audit always skips the editable project: with every dependency audited and clean,
+    that one entry (matched by normalized name) leaves the verdict AUDITED, said on its own
+    line, and --require passes."""
+    report = {"dependencies": [*_CLEAN["dependencies"], _OWN_EDITABLE | {"name": spelling}]}
+    done = _audit(tmp_path, json.dumps(report), require=True)
+    assert done.returncode == 0, done.stdout
+    assert "not audited as a dependency: rypsok (the project itself" in done.stdout
+    assert "AUDITED, 1 packages, no known vulnerabilities" in done.stdout
+    assert "NOT AUDITED" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("entry", "verdict"),
+    [
+        # Another package installed editable is a dependency nobody audited.
+        (
+            {"name": "redis", "skip_reason": "distribution marked as editable"},
+            "NOT AUDITED (1 of 2 packages skipped; 1 installed editable)",
+        ),
+        # A name that merely starts like ours is not ours.
+        (
+            {"name": "rypsok-plugin", "skip_reason": "distribution marked as editable"},
+            "NOT AUDITED (1 of 2 packages skipped; 1 installed editable)",
+        ),
+        # Our own name skipped for another reason is not the editable install.
+        (
+            {"name": "rypsok", "skip_reason": "Dependency not found on PyPI"},
+            "NOT AUDITED (1 of 2 packages skipped; the advisory service",
+        ),
+    ],
+)
+def test_only_the_projects_own_editable_entry_is_excluded(
+    tmp_path: Path, entry: dict[str, str], verdict: str
+) -> None:
+    """Any other skipped entry, editable or not, keeps the verdict NOT AUDITED."""
+    report = {"dependencies": [*_CLEAN["dependencies"], _OWN_EDITABLE, entry]}
+    done = _audit(tmp_path, json.dumps(report), require=True)
+    assert done.returncode == 1
+    assert verdict in done.stdout, done.stdout
+    assert "no known vulnerabilities" not in done.stdout
+
+
+def test_offline_the_audit_stays_not_audited_despite_the_exclusion(tmp_path: Path) -> None:
+    """The report pip-audit gives without the advisory service: every package skipped "not
+    found on PyPI", the project skipped as editable. Still NOT AUDITED; --require fails."""
+    report = {
+        "dependencies": [
+            _OWN_EDITABLE,
+            *(
+                {
+                    "name": name,
+                    "skip_reason": f"Dependency not found on PyPI and could not be "
+                    f"audited: {name} (1.0)",
+                }
+                for name in ("anyio", "idna", "lxml")
+            ),
+        ]
+    }
+    required = _audit(tmp_path, json.dumps(report), require=True)
+    assert required.returncode == 1
+    assert "NOT AUDITED (3 of 3 packages skipped; the advisory service" in required.stdout
+    assert _audit(tmp_path, json.dumps(report), require=False).returncode == 0
+
+
 @pytest.fixture
 def live_check(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """scripts/live_check.py, imported as a module."""
+    """scripts/live_check.py, imported as a module, with no RYPSOK_LIVE_* variable set (keys,
+    skips or an instance the developer's shell may hold would change what is checked)."""
+    for variable in list(os.environ):
+        if variable.startswith("RYPSOK_LIVE_"):
+            monkeypatch.delenv(variable)
     spec = importlib.util.spec_from_file_location("live_check", ROOT / "scripts" / "live_check.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -475,6 +617,283 @@ def test_the_live_checks_fail_when_required_and_no_engine_was_checked(
     monkeypatch.setattr(live_check, "run_checks", all_skipped)
     assert live_check.main(["--require"]) == 1
     assert live_check.main([]) == 0
+
+
+class FakeChecker:
+    """Stands in for ``run_checks``: sends nothing, records the engines it was given, and
+    answers ``ok`` for each active one (``drift`` for those in ``drift``), ``skipped`` with the
+    catalog's reason for the others, as the real one does."""
+
+    def __init__(self, live_check: ModuleType, drift: tuple[str, ...] = ()) -> None:
+        self.module = live_check
+        self.drift = drift
+        self.given: list[Any] = []
+
+    async def __call__(self, settings: object, engines: list[Any]) -> list[Any]:
+        self.given.extend(engines)
+        verdict = self.module.Verdict
+        return [
+            verdict(e.engine_id, "skipped", e.inactive_reason, 0, 0)
+            if not e.active
+            else verdict(e.engine_id, "drift", "parse_failure", 0, 1)
+            if e.engine_id in self.drift
+            else verdict(e.engine_id, "ok", "HTTP 200", 3, 1)
+            for e in engines
+        ]
+
+    def queried(self) -> set[str]:
+        """The engines the check would have sent a request to."""
+        return {e.engine_id for e in self.given if e.active}
+
+
+def _engines_needing_a_key(live_check: ModuleType) -> list[str]:
+    from rypsok.engines.registry import DRIVER_MODULES, load_driver
+
+    return [e for e in DRIVER_MODULES if load_driver(e).admission.key == "required"]
+
+
+@pytest.fixture
+def fake_checker(live_check: ModuleType, monkeypatch: pytest.MonkeyPatch) -> FakeChecker:
+    """The network reported up, the checks answered by a FakeChecker: no traffic at all."""
+    checker = FakeChecker(live_check)
+    monkeypatch.setattr(live_check, "network_available", lambda host: True)
+    monkeypatch.setattr(live_check, "run_checks", checker)
+    return checker
+
+
+def _all_keys(live_check: ModuleType, monkeypatch: pytest.MonkeyPatch, *, but: str = "") -> None:
+    """Every key variable the live check reads set (to a placeholder), and SearXNG's URL."""
+    for engine_id in _engines_needing_a_key(live_check):
+        if engine_id != but:
+            monkeypatch.setenv(live_check.key_variable(engine_id), "placeholder-key")
+    if but != "searxng":
+        monkeypatch.setenv(live_check.SEARXNG_URL_VARIABLE, "https://search.example.org/")
+
+
+@pytest.mark.req("REQ-TEST-003")
+def test_required_live_checks_fail_on_every_driver_not_checked_and_name_its_variable(
+    live_check: ModuleType, fake_checker: FakeChecker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Defaults without keys: the keyless drivers pass, but the keyed ones and SearXNG were not
+    checked and nobody said why, so --require fails and lists each with its variable."""
+    assert live_check.main(["--require"]) == 1
+    out = capsys.readouterr().out
+    keyed = _engines_needing_a_key(live_check)
+    assert len(keyed) == 9
+    for engine_id in keyed:
+        assert re.search(
+            rf"^  {engine_id}\s+needs RYPSOK_LIVE_{engine_id.upper()}_API_KEY$", out, re.MULTILINE
+        ), out
+    assert re.search(r"^  searxng\s+needs RYPSOK_LIVE_SEARXNG_URL ", out, re.MULTILINE)
+    assert "LIVE CHECK: FAILED" in out
+    assert "10 not checked, each a failure under --require" in out.splitlines()[-1]
+    # On demand, without --require, the same run passes and still lists them.
+    assert live_check.main([]) == 0
+    out = capsys.readouterr().out
+    assert "needs RYPSOK_LIVE_BRAVE_API_KEY" in out
+    assert out.splitlines()[-1].startswith("LIVE CHECK: PASSED")
+
+
+@pytest.mark.req("REQ-TEST-003")
+def test_every_driver_checked_or_skipped_by_design_passes_the_requirement(
+    live_check: ModuleType,
+    fake_checker: FakeChecker,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With every key and the SearXNG instance given, every driver but DuckDuckGo is queried
+    (Semantic Scholar and PubMed switched on for the check) and --require passes; DuckDuckGo
+    is never queried, and its fixed reason is printed."""
+    from rypsok.engines.registry import DRIVER_MODULES
+
+    _all_keys(live_check, monkeypatch)
+    assert live_check.main(["--require"]) == 0, capsys.readouterr().out
+    assert fake_checker.queried() == set(DRIVER_MODULES) - {"duckduckgo"}
+    out = capsys.readouterr().out
+    assert re.search(r"^duckduckgo\s+skipped .* by design: a scraping driver", out, re.MULTILINE)
+    assert out.splitlines()[-1] == (
+        "LIVE CHECK: PASSED (21 ok, 0 failed, 1 skipped for a stated reason, 0 not checked)"
+    )
+    searxng = next(e for e in fake_checker.given if e.engine_id == "searxng")
+    assert searxng.endpoint == "https://search.example.org/"
+    assert searxng.explicit_endpoint
+
+
+@pytest.mark.req("REQ-TEST-003")
+def test_drift_fails_whatever_the_coverage(
+    live_check: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Full coverage does not hide a drifted driver: exit 1, --require or not."""
+    checker = FakeChecker(live_check, drift=("pubmed",))
+    monkeypatch.setattr(live_check, "network_available", lambda host: True)
+    monkeypatch.setattr(live_check, "run_checks", checker)
+    _all_keys(live_check, monkeypatch)
+    assert live_check.main(["--require"]) == 1
+    assert live_check.main([]) == 1
+
+
+@pytest.mark.req("REQ-TEST-003")
+def test_a_skip_the_operator_states_counts_and_is_not_queried(
+    live_check: ModuleType,
+    fake_checker: FakeChecker,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Brave's key missing and SearXNG without an instance, each skipped with a reason (one by
+    --skip, one by RYPSOK_LIVE_SKIP): --require passes, and neither is queried, even the one
+    whose instance is known."""
+    _all_keys(live_check, monkeypatch, but="brave")
+    monkeypatch.setenv("RYPSOK_LIVE_SKIP", "searxng=instance down for maintenance; ")
+    argv = ["--require", "--skip", "brave=no Brave subscription for this release"]
+    assert live_check.main(argv) == 0, capsys.readouterr().out
+    assert {"brave", "searxng"}.isdisjoint(fake_checker.queried())
+    out = capsys.readouterr().out
+    assert re.search(r"^brave\s+skipped .* operator: no Brave subscription", out, re.MULTILINE)
+    assert re.search(r"^searxng\s+skipped .* operator: instance down", out, re.MULTILINE)
+    assert "3 skipped for a stated reason, 0 not checked" in out
+
+
+@pytest.mark.req("REQ-TEST-003")
+def test_searxng_without_an_instance_needs_an_explicit_skip(
+    live_check: ModuleType,
+    fake_checker: FakeChecker,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every key given but no RYPSOK_LIVE_SEARXNG_URL: SearXNG alone is unchecked, and fails
+    --require until a skip states why."""
+    _all_keys(live_check, monkeypatch, but="searxng")
+    assert live_check.main(["--require"]) == 1
+    out = capsys.readouterr().out
+    assert "1 not checked" in out
+    assert re.search(r"^  searxng\s+needs RYPSOK_LIVE_SEARXNG_URL", out, re.MULTILINE)
+    assert live_check.main(["--require", "--skip", "searxng=no instance yet"]) == 0
+
+
+@pytest.mark.req("REQ-TEST-003")
+def test_a_run_narrowed_by_engine_does_not_meet_the_requirement(
+    live_check: ModuleType, fake_checker: FakeChecker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--engine checks one driver; under --require the others were not checked: a failure."""
+    _all_keys(live_check, monkeypatch)
+    assert live_check.main(["--require", "--engine", "arxiv"]) == 1
+    assert fake_checker.queried() == {"arxiv"}
+    assert live_check.main(["--engine", "arxiv"]) == 0
+
+
+@pytest.mark.parametrize(
+    "skip",
+    ["brave", "brave=", "brave=   ", "bravo=typo in the engine", "=no engine"],
+)
+def test_a_skip_without_its_reason_or_engine_is_bad_usage(
+    live_check: ModuleType, fake_checker: FakeChecker, skip: str
+) -> None:
+    """A skip is accepted only as ENGINE=REASON for a known engine: exit 2, nothing checked."""
+    assert live_check.main(["--require", "--skip", skip]) == 2
+    assert fake_checker.given == []
+
+
+def test_a_bad_skip_in_the_environment_is_bad_usage_too(
+    live_check: ModuleType, fake_checker: FakeChecker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RYPSOK_LIVE_SKIP is read as strictly as --skip."""
+    monkeypatch.setenv("RYPSOK_LIVE_SKIP", "searxng=no instance;brave")
+    assert live_check.main([]) == 2
+
+
+@pytest.mark.req("REQ-TEST-003")
+def test_duckduckgo_is_never_queried_even_when_the_configuration_enables_it(
+    live_check: ModuleType,
+    fake_checker: FakeChecker,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An operator configuration with scraping on still gets DuckDuckGo skipped by design."""
+    config = tmp_path / "rypsok.toml"
+    config.write_text(
+        "schema_version = 1\n[scraping]\nenabled = true\n[engines.duckduckgo]\nenabled = true\n"
+    )
+    live_check.main(["--config", str(config)])
+    assert "duckduckgo" not in {e.engine_id for e in fake_checker.given}
+    out = capsys.readouterr().out
+    assert re.search(r"^duckduckgo\s+skipped .* by design", out, re.MULTILINE)
+    # With --config the operator's configuration key is what is missing, not RYPSOK_LIVE_*.
+    assert re.search(r"^  brave\s+needs \[engines\.brave\] api_key_env$", out, re.MULTILINE)
+
+
+def test_keyless_drivers_off_by_default_are_switched_on_for_the_check(
+    live_check: ModuleType, tmp_path: Path
+) -> None:
+    """Semantic Scholar and PubMed are active in the check's settings, from defaults and from
+    an operator configuration that does not mention them; one the operator switched off
+    stays off (and is then reported unchecked)."""
+    from rypsok.config.load import load_settings
+    from rypsok.engines.catalog import resolve_engines
+
+    def active(settings: Any) -> set[str]:
+        return {e.engine_id for e in resolve_engines(settings) if e.active}
+
+    assert {"semanticscholar", "pubmed"} <= active(live_check.live_settings(None))
+    config = tmp_path / "rypsok.toml"
+    config.write_text("schema_version = 1\n[engines.wikipedia]\npreference = 5\n")
+    assert {"semanticscholar", "pubmed"} <= active(
+        live_check.live_settings(load_settings(str(config))[0])
+    )
+    config.write_text("schema_version = 1\n[engines.pubmed]\nenabled = false\n")
+    found = active(live_check.live_settings(load_settings(str(config))[0]))
+    assert "semanticscholar" in found
+    assert "pubmed" not in found
+
+
+def test_every_keyless_driver_off_by_default_is_switched_on(live_check: ModuleType) -> None:
+    """ENABLED_FOR_CHECK is every driver that needs no key, is off by default and has a public
+    endpoint (SearXNG runs on the operator's instance, DuckDuckGo is skipped by design): a new
+    such driver left out would go unchecked."""
+    from rypsok.engines.registry import DRIVER_MODULES, load_driver
+
+    expected = []
+    for engine_id in DRIVER_MODULES:
+        driver = load_driver(engine_id)
+        record = driver.admission
+        if record.key == "required" or record.enabled_by_default:
+            continue
+        if engine_id in live_check.BY_DESIGN or ".invalid" in record.endpoint:
+            continue
+        expected.append(engine_id)
+    assert sorted(live_check.ENABLED_FOR_CHECK) == sorted(expected) == ["pubmed", "semanticscholar"]
+    assert set(live_check.BY_DESIGN) == {e for e in DRIVER_MODULES if load_driver(e).scraping}, (
+        "a scraping driver the live check would query"
+    )
+
+
+def test_the_coverage_split(live_check: ModuleType) -> None:
+    """The required-set logic alone: checked, stated (operator or by design), unexplained; a
+    driver without any verdict is unexplained, and a run that checked nothing is incomplete."""
+    verdict = live_check.Verdict
+    verdicts = [
+        verdict("arxiv", "ok", "HTTP 200", 3, 1),
+        verdict("crossref", "unreachable", "egress: timeout", 0, 1),
+        verdict("brave", "skipped", "no key", 0, 0),
+        verdict("kagi", "skipped", "operator: no key", 0, 0),
+        verdict("duckduckgo", "skipped", "by design", 0, 0),
+    ]
+    cover = live_check.coverage(verdicts, {"kagi": "no subscription"})
+    assert cover.checked == ["arxiv", "crossref"]
+    assert cover.stated == {
+        "kagi": "no subscription",
+        "duckduckgo": live_check.BY_DESIGN["duckduckgo"],
+    }
+    unexplained = [v.engine for v in cover.unexplained]
+    assert "brave" in unexplained
+    assert "wikipedia" in unexplained  # no verdict at all
+    assert not cover.complete
+    everything = [
+        verdict(e, "ok", "", 1, 1) for e in live_check.DRIVER_MODULES if e != "duckduckgo"
+    ]
+    assert live_check.coverage(everything, {}).complete
+    nothing = [verdict(e, "skipped", "x", 0, 0) for e in live_check.DRIVER_MODULES]
+    every_skip = dict.fromkeys(live_check.DRIVER_MODULES, "stated")
+    assert not live_check.coverage(nothing, every_skip).complete
 
 
 # --- the workflow ------------------------------------------------------------------------------
@@ -585,6 +1004,83 @@ def test_the_workflow_reader_agrees_with_pyyaml() -> None:
     expected = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     expected["on"] = expected.pop(True)
     assert load_workflow() == expected
+
+
+# The module each tool of the gate is run as (``"$PY" -m <module>``) -> its distribution.
+_GATE_TOOLS = {"build": "build", "pytest": "pytest", "mutmut": "mutmut", "pip_audit": "pip-audit"}
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].strip().lower()
+
+
+def test_the_workflow_installs_every_tool_the_gate_runs() -> None:
+    """Each ``-m`` module the gate's scripts run (wheel builds, tests, mutation, audit) comes
+    from an extra release.yml installs, and is pinned in the constraints file it installs
+    with: without it the job fails with ModuleNotFoundError, not with a finding."""
+    scripts = "".join(
+        (ROOT / name).read_text()
+        for name in ("scripts/release_gate.sh", "mutation/run.sh", "scripts/audit_dependencies.py")
+    )
+    run_as = set(re.findall(r'"\$PY" -m (\w+)', scripts))
+    if "pip_audit" in scripts:
+        run_as.add("pip_audit")
+    assert {"build", "pytest", "mutmut", "pip_audit"} <= run_as
+    assert run_as <= set(_GATE_TOOLS), f"a tool without its distribution here: {run_as}"
+    install = " ".join(
+        str(step.get("run", ""))
+        for job in load_workflow()["jobs"].values()
+        for step in job["steps"]
+    )
+    found = re.search(r"-c (\S+) -e '\.\[([\w,-]+)\]'", install)
+    assert found is not None, "release.yml installs the project with no extras or constraints"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    installed = {
+        _requirement_name(requirement)
+        for extra in found.group(2).split(",")
+        for requirement in extras[extra]
+    }
+    pinned = {
+        _requirement_name(line)
+        for line in (ROOT / found.group(1)).read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    }
+    for module in sorted(run_as):
+        distribution = _GATE_TOOLS[module]
+        assert distribution in installed, f"release.yml's extras do not install {distribution}"
+        assert distribution.replace("-", "_") in {p.replace("-", "_") for p in pinned}, (
+            f"{distribution} is not pinned in {found.group(1)}"
+        )
+
+
+@pytest.mark.req("REQ-TEST-003")
+def test_the_workflow_gives_the_live_leg_every_key_the_live_check_reads(
+    live_check: ModuleType,
+) -> None:
+    """Every driver that takes a key gets its RYPSOK_LIVE_<ID>_API_KEY secret, SearXNG its
+    instance URL, and the operator's stated skips come from a repository variable; each only
+    in the live leg, so no other job ever holds a provider key."""
+    from rypsok.engines.registry import DRIVER_MODULES, load_driver
+
+    legs = [job for job in load_workflow()["jobs"].values() if "matrix" in job.get("strategy", {})]
+    step = next(s for s in legs[0]["steps"] if "release_gate.sh" in str(s.get("run", "")))
+    env: dict[str, str] = step["env"]
+    keyed = [e for e in DRIVER_MODULES if load_driver(e).admission.key != "none"]
+    assert len(keyed) == 14
+    expected = {
+        **{live_check.key_variable(e): "secrets" for e in keyed},
+        live_check.SEARXNG_URL_VARIABLE: "secrets",
+        live_check.SKIP_VARIABLE: "vars",
+    }
+    for variable, store in expected.items():
+        assert env.get(variable) == (
+            f"${{{{ matrix.job == 'live' && {store}.{variable} || '' }}}}"
+        ), f"release.yml does not pass {variable} to the live leg"
+    for name, value in env.items():
+        if "secrets." in str(value) or name.startswith("RYPSOK_LIVE_"):
+            assert name in expected, f"{name} reaches the gate but the live check never reads it"
 
 
 def test_the_workflow_is_manual_only() -> None:
