@@ -29,10 +29,6 @@ measurement with::
 
     pip install readability-lxml resiliparse
 
-(resiliparse pulls in FastWARC and with it ``brotli``; a ``brotli`` module makes rypsok's own
-egress advertise and decode ``br``. To measure without changing that, run
-``pip uninstall -y brotli`` afterwards: ``resiliparse.extract`` does not import FastWARC.)
-
 The Markdown tables (precision and recall per page for every system, F1 per page, means) go
 to standard output; ``--json`` also writes the scores, the means, the library versions and the
 skipped systems.

@@ -136,6 +136,7 @@ def test_empty_body_with_a_coding_is_empty() -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("brotli") is not None, reason="brotli installed")
 def test_br_neither_offered_nor_accepted_without_brotli() -> None:
+    # brotli is a dependency; this holds for an installation that lacks it anyway.
     assert ACCEPT_ENCODING == "gzip, deflate"
     with pytest.raises(EgressError):
         BoundedDecoder("br", 100)

@@ -87,7 +87,7 @@ async def test_req_sec_009_get_with_only_the_headers_rypsok_sets(
     assert request.names == ["host", "user-agent", "accept", "accept-encoding", "connection"]
     assert request.header("host") == f"127.0.0.1:{server.port}"
     assert request.header("user-agent") == USER_AGENT
-    assert request.header("accept-encoding") == "gzip, deflate"
+    assert request.header("accept-encoding") == "gzip, deflate, br"
     assert request.header("connection") == "close"
 
 
@@ -312,6 +312,21 @@ async def test_req_sec_013_compression_bomb_stops_at_the_bound(
     """
     bomb = zero_bomb(wbits, 1024)
     handler = streaming([("Content-Encoding", encoding), ("Connection", "close")], bomb)
+    with serving(handler) as server:
+        egress = make_egress(make_settings(ports=[server.port]))
+        error = await refused(egress, f"http://127.0.0.1:{server.port}/", max_bytes=2 * MiB)
+    assert error.reason == EgressReason.TOO_LARGE
+
+
+@pytest.mark.req("REQ-SEC-013")
+async def test_req_sec_013_br_compression_bomb_stops_at_the_bound(make_egress: MakeEgress) -> None:
+    """A br body of 190 KB inflating to 1 GiB ends with too_large at the byte bound, as gzip
+    and deflate do (REQ-SEC-010); br is offered, so a server may send it."""
+    import brotli
+
+    compressor = brotli.Compressor(quality=1)
+    bomb = b"".join(compressor.process(bytes(MiB)) for _ in range(1024)) + compressor.finish()
+    handler = streaming([("Content-Encoding", "br"), ("Connection", "close")], bomb)
     with serving(handler) as server:
         egress = make_egress(make_settings(ports=[server.port]))
         error = await refused(egress, f"http://127.0.0.1:{server.port}/", max_bytes=2 * MiB)

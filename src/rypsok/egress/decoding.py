@@ -4,7 +4,8 @@ The body is decoded here, not by an HTTP client, so that a decompression bomb st
 byte bound with memory bounded by it: every ``zlib`` call gets ``max_length`` equal to the room
 left, and one probe byte beyond the bound ends the response with ``too_large``. Supported
 codings are identity, gzip (one or more members), deflate (zlib-wrapped, or raw as some servers
-send it) and, when a ``brotli`` module with bounded output is importable, br. A stacked or
+send it) and br (brotli is a dependency; an installation whose brotli cannot bound its output
+per call, before 1.2, neither offers nor accepts br). A stacked or
 unknown coding, a truncated stream or data after the end of the stream is a protocol error.
 
 With ``truncate=True`` (a bounded prefix, as robots.txt is read) the output beyond the bound is
