@@ -152,11 +152,6 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @pytest.mark.req("REQ-SEC-001", "REQ-SEC-015")
-@pytest.mark.xfail(
-    strict=True,
-    reason="SEC-16 (open): a cached date is any text up to 256 characters and reaches the "
-    "caller unchecked; drivers only ever produce YYYY-MM-DD",
-)
 async def test_thr43_sec16_a_cached_date_reaches_the_caller_only_as_a_date(
     redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,13 +3,17 @@
 The content boundary runs here, in the pipeline and not in the drivers (REQ-ENG-012): the URL
 becomes the returned URL (REQ-RANK-003) or the result is dropped (REQ-CTX-006); title and
 snippet are cleaned and bounded (REQ-CTX-004, REQ-SEC-015); instruction-like text is noticed,
-or dropped when the operator says so (REQ-SEC-003).
+or dropped when the operator says so (REQ-SEC-003); a date that is not a calendar date written
+``YYYY-MM-DD`` is dropped, whatever its source (a driver, or a value read back from a shared
+cache, SEC-16), so that ``date`` never carries text.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date as calendar_date
 
 from rypsok.boundary import clean_field
 from rypsok.contract.notices import Notice, notice
@@ -17,6 +21,19 @@ from rypsok.contract.vocabulary import NoticeCode
 from rypsok.engines.base import RawResult
 from rypsok.search.fuse import EngineResult
 from rypsok.search.normalize import returned_url
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def checked_date(value: str | None) -> str | None:
+    """``value`` when it is a calendar date written ``YYYY-MM-DD``, else None (SEC-16)."""
+    if value is None or not _ISO_DATE.fullmatch(value):
+        return None
+    try:
+        calendar_date.fromisoformat(value)
+    except ValueError:  # 2026-02-30 and the like
+        return None
+    return value
 
 
 @dataclass(slots=True)
@@ -77,7 +94,7 @@ def clean_results(
                 url=url,
                 title=title.text,
                 snippet=snippet.text,
-                date=result.date,
+                date=checked_date(result.date),
                 rank=result.rank,
             )
         )
