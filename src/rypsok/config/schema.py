@@ -10,6 +10,7 @@ import ipaddress
 import re
 from typing import Annotated, Literal
 
+import idna
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rypsok.config.limits import limit
@@ -307,6 +308,46 @@ class EgressSettings(_Section):
         return value
 
 
+# One label of a host name as the egress URL parser accepts it (lower-case ASCII).
+_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
+
+
+def _host_rule(value: str) -> str:
+    """A ``[fetch] strict_allow`` entry, normalized: a name, ``*.name`` or an IP address.
+
+    A Unicode name is converted to ASCII as the egress URL parser converts a URL's host (UTS
+    46, non-transitional), so that the rule and the host compare in one form. Refused:
+    anything with a scheme, port, path or brackets, a ``*`` elsewhere than a leading ``*.``, a
+    trailing dot, and a name whose last label is a number (the URL parser reads such a host as
+    an IPv4 address, so the rule could never match).
+    """
+    rule = value.strip().lower()
+    try:
+        return str(ipaddress.ip_address(rule))
+    except ValueError:
+        pass
+    prefix = "*." if rule.startswith("*.") else ""
+    name = rule.removeprefix(prefix)
+    if not name.isascii():
+        try:
+            name = idna.encode(name, uts46=True, std3_rules=True, transitional=False).decode()
+        except (idna.IDNAError, UnicodeError, ValueError):
+            name = ""  # refused below
+    labels = name.split(".")
+    last = labels[-1]
+    if (
+        len(name) > 253
+        or not all(_LABEL.fullmatch(label) for label in labels)
+        or last.isdigit()
+        or last.startswith("0x")
+    ):
+        raise ValueError(
+            f"not a host name, *.name pattern or IP address: {value!r} (a rule is a host "
+            "only, e.g. docs.python.org or *.example.org)"
+        )
+    return prefix + name
+
+
 class FetchSettings(_Section):
     """``[fetch]``: web_fetch policy and bounds."""
 
@@ -316,9 +357,25 @@ class FetchSettings(_Section):
     )
     robots: bool = Field(default=True, description="Honour robots.txt (REQ-CMP-005).")
     strict: bool = Field(
-        default=False, description="Fetch only URLs rypsok returned (REQ-SEC-021)."
+        default=False,
+        description="Fetch only URLs rypsok returned in this process, and hosts of "
+        "strict_allow (REQ-SEC-021).",
     )
-    follow_cross_host_redirects: bool = False
+    strict_allow: list[str] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="With strict = true (required), hosts web_fetch also accepts: a name "
+        "(`docs.python.org`, that name only), `*.name` (every name below it, not the name "
+        "itself) or an IP address (URLs written with it). A rule names a host only; scheme, "
+        "port, the egress policy and robots.txt are checked as for any URL. A redirect to "
+        "another host must be allowed (or returned) too, else denied / strict_mode.",
+    )
+    follow_cross_host_redirects: bool = Field(
+        default=False,
+        description="Follow a redirect to another host (each target checked like the first "
+        "URL, at most max_redirects in all) and report the URL fetched, instead of ending "
+        "the call with redirected and the target (REQ-FETCH-006).",
+    )
     max_chars_default: int = Field(default=limit("LIM-F1"), ge=1)
     max_chars_ceiling: int = Field(default=limit("LIM-F2"), ge=1, le=1_000_000)
     max_body_bytes: int = Field(default=limit("LIM-F3"), ge=1024, le=64 * 1024 * 1024)
@@ -333,8 +390,17 @@ class FetchSettings(_Section):
         default="auto", description="Run extraction workers under bubblewrap when available."
     )
 
+    @field_validator("strict_allow")
+    @classmethod
+    def _strict_rules(cls, value: list[str]) -> list[str]:
+        return [_host_rule(v) for v in value]
+
     @model_validator(mode="after")
     def _consistent(self) -> FetchSettings:
+        if self.strict_allow and not self.strict:
+            # Without strict mode every URL is fetched: a list the operator believes limits
+            # fetches would silently limit nothing.
+            raise ValueError("strict_allow has effect only with strict = true; set both")
         if self.max_chars_default > self.max_chars_ceiling:
             raise ValueError("max_chars_default must not exceed max_chars_ceiling")
         if self.total_timeout_ms > self.ceiling_ms:

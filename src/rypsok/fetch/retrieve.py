@@ -7,6 +7,12 @@ checked again (REQ-SEC-008); another host ends the call with ``redirected`` when
 passes the policy and ``denied`` (target withheld) when it does not (REQ-FETCH-006). An http
 URL is fetched as https unless the operator allows http (REQ-FETCH-010). Non-2xx answers end
 the call with ``unavailable``/``http_status`` and never their body (REQ-FETCH-011).
+
+Strict mode (REQ-SEC-021, :mod:`rypsok.fetch.strict`) judges the URL given and every redirect
+hop: a hop on the same host as the URL it came from is followed as in any mode (the site moving
+a page it was allowed to serve), a hop to another host must be a returned URL or match
+``[fetch] strict_allow``, else the call ends with ``denied`` / ``strict_mode`` before anything
+is sent there and without disclosing the target (a second call could not fetch it either).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from rypsok.fetch.body import Body
 from rypsok.fetch.hosts import FetchSlots
 from rypsok.fetch.memory import TRIM_AFTER_BYTES, trim
 from rypsok.fetch.robots import RobotsPolicy, Verdict
-from rypsok.fetch.strict import ReturnedURLs
+from rypsok.fetch.strict import HostRules, ReturnedURLs
 from rypsok.logs import log_event
 
 ACCEPT = (
@@ -169,6 +175,7 @@ class Retriever:
         self._robots = robots
         self._slots = slots
         self._returned = returned
+        self._strict_allow = HostRules(settings.strict_allow)
         self._settings = settings
         self._logger = logger
 
@@ -178,6 +185,10 @@ class Retriever:
             return self._egress.check_url(url, allow_http=True)
         except EgressError as error:
             raise _policy_failure(error, limit_bytes=self._settings.max_body_bytes) from None
+
+    def _strict_accepts(self, raw_url: str, url: CheckedURL) -> bool:
+        """Strict mode's verdict on one URL: returned earlier, or its host allowed."""
+        return raw_url in self._returned or self._strict_allow.matches(url.host)
 
     def _upgrade(self, url: CheckedURL) -> CheckedURL:
         port = "" if url.port == 80 else f":{url.port}"
@@ -189,11 +200,11 @@ class Retriever:
         url = self.check(raw_url)
         fragment = url.fragment
         notices: list[Notice] = []
-        if self._settings.strict and raw_url not in self._returned:
+        if self._settings.strict and not self._strict_accepts(raw_url, url):
             raise _denied(
                 Reason.STRICT_MODE,
-                "This service fetches only URLs it returned from "
-                "web_search; search first, then fetch a result.",
+                "This service fetches only URLs it returned from web_search and hosts the "
+                "operator allows; search first, then fetch a result.",
             )
         upgraded = False
         if url.scheme == "http" and not self._settings.allow_http:
@@ -255,7 +266,15 @@ class Retriever:
                 Reason.SCHEME,
                 "The page redirects to plain http, which is not allowed; use another URL.",
             )
-        if target.host == current.host or self._settings.follow_cross_host_redirects:
+        if target.host == current.host:
+            return target
+        if self._settings.strict and not self._strict_accepts(target.url, target):
+            raise _denied(
+                Reason.STRICT_MODE,
+                "The page redirects to another host, which this service does not fetch in "
+                "strict mode; use another result.",
+            )
+        if self._settings.follow_cross_host_redirects:
             return target
         location_url = target.url + (f"#{target.fragment}" if target.fragment else "")
         if len(location_url) > URL_MAX_CHARS:
@@ -279,7 +298,11 @@ class Retriever:
             raise _policy_failure(EgressError(EgressReason.TIMEOUT))
         try:
             if self._robots is not None:
-                verdict = await self._robots.verdict(url, deadline_s=deadline)
+                verdict = await self._robots.verdict(
+                    url,
+                    deadline_s=deadline,
+                    connect_timeout_s=self._settings.connect_timeout_ms / 1000,
+                )
                 if verdict is Verdict.UNREACHABLE and upgraded:
                     # The site did not answer over https at all: the upgrade failed.
                     raise EgressError(EgressReason.CONNECT_FAILED)

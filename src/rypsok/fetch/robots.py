@@ -26,6 +26,7 @@ from enum import StrEnum
 import anyio
 from protego import Protego
 
+from rypsok.config.limits import limit
 from rypsok.egress.errors import EgressError
 from rypsok.egress.gateway import FetchedResponse
 from rypsok.egress.urls import CheckedURL, resolve_reference
@@ -36,6 +37,7 @@ PRODUCT_TOKEN = "rypsok"  # noqa: S105  # robots.txt product token, not a secret
 _MAX_ORIGINS = 1024  # bounded memory: least recently used origins are forgotten
 _MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
 UNREACHABLE_RETRY_S = 60.0
+CONNECT_TIMEOUT_S = limit("LIM-F6") / 1000  # the default; the caller passes [fetch]'s value
 _LINE_ENDS = (b"\n", b"\r")
 
 Get = Callable[..., Awaitable[FetchedResponse]]
@@ -92,14 +94,20 @@ class RobotsPolicy:
         self._cache: OrderedDict[tuple[str, str, int], _Verdicts] = OrderedDict()
         self._locks: dict[tuple[str, str, int], anyio.Lock] = {}
 
-    async def verdict(self, url: CheckedURL, *, deadline_s: float) -> Verdict:
-        """Whether rypsok may fetch ``url``; reads robots.txt of its origin when not cached."""
+    async def verdict(
+        self, url: CheckedURL, *, deadline_s: float, connect_timeout_s: float = CONNECT_TIMEOUT_S
+    ) -> Verdict:
+        """Whether rypsok may fetch ``url``; reads robots.txt of its origin when not cached.
+
+        ``connect_timeout_s`` bounds each connection of the read (LIM-F6, ``[fetch]
+        connect_timeout_ms``): robots.txt is an agent-directed fetch like the page (REQ-SEC-011).
+        """
         origin = url.origin
         lock = self._locks.setdefault(origin, anyio.Lock())
         async with lock:  # one read per origin at a time; followers use the cached verdict
             verdicts = self._cache.get(origin)
             if verdicts is None or verdicts.expires <= self._clock.monotonic():
-                verdicts = await self._read(url, deadline_s)
+                verdicts = await self._read(url, deadline_s, connect_timeout_s)
                 self._cache[origin] = verdicts
                 self._cache.move_to_end(origin)
                 while len(self._cache) > _MAX_ORIGINS:
@@ -107,7 +115,9 @@ class RobotsPolicy:
                     self._locks.pop(forgotten, None)
         return verdicts.verdict(url.url)
 
-    async def _read(self, url: CheckedURL, deadline_s: float) -> _Verdicts:
+    async def _read(
+        self, url: CheckedURL, deadline_s: float, connect_timeout_s: float
+    ) -> _Verdicts:
         expires = self._clock.monotonic() + self._lifetime_s
         # An unreachable verdict disallows (fail closed) but is kept briefly: one transient
         # error, or a read cut short by a late call's deadline, must not close a site for LIM-F12.
@@ -122,7 +132,7 @@ class RobotsPolicy:
                     target,
                     accept="text/plain",
                     max_bytes=self._max_bytes,
-                    connect_timeout_s=min(3.0, left),
+                    connect_timeout_s=min(connect_timeout_s, left),
                     total_timeout_s=left,
                     on_excess="truncate",  # the first LIM-F13 bytes, never too_large
                 )
