@@ -150,7 +150,10 @@ async def test_req_sec_021_strict_mode_judges_every_redirect_hop(dns: DNSServer)
     """REQ-SEC-021, REQ-FETCH-006: in strict mode a same-host redirect of an accepted URL is
     followed; with cross-host redirects followed, a hop to an allowed host is fetched and one
     to any other host ends with denied / strict_mode, its target neither requested nor
-    disclosed; without following, a hop to an allowed host ends with redirected as usual."""
+    disclosed; without following, a hop to an allowed host ends with redirected as usual.
+
+    Proves THR-07.
+    """
     with fake_http_server() as server:
         port = server.port
         server.replies["/tides"] = Reply(body=ARTICLE, headers=HTML)

@@ -479,6 +479,14 @@ class HttpSettings(_Section):
         le=100_000,
         description="Live sessions of the handshake revisions; beyond, 503 with Retry-After.",
     )
+    max_sessions_per_caller: int | None = Field(
+        default=None,
+        ge=1,
+        le=100_000,
+        description="Live handshake-era sessions one authenticated caller may hold (at most "
+        "max_sessions); beyond, 503 with Retry-After. Unset: a quarter of max_sessions (25). "
+        "Not applied without [[http.callers]].",
+    )
     session_idle_s: int = Field(
         default=600,
         ge=10,
@@ -486,10 +494,40 @@ class HttpSettings(_Section):
         description="A handshake-era session with no request in flight for this long is closed.",
     )
     max_body_bytes: int = Field(
-        default=1024 * 1024,
+        # Not a LIM of the specification. The largest tools/call rypsok accepts is a few KiB
+        # (query LIM-S1, URL LIM-F9, focus 200 characters); every stalled upload may hold up
+        # to this much (F2), so the default stays small but generous.
+        default=256 * 1024,
         ge=4096,
         le=16 * 1024 * 1024,
         description="Largest request body accepted; larger ones are answered 413.",
+    )
+    max_requests_in_flight: int = Field(
+        default=128,
+        ge=1,
+        le=100_000,
+        description="POST requests served at once (body upload included); beyond, 503 with "
+        "Retry-After.",
+    )
+    max_requests_in_flight_per_caller: int | None = Field(
+        default=None,
+        ge=1,
+        le=100_000,
+        description="POST requests one authenticated caller may have in flight (at most "
+        "max_requests_in_flight); beyond, 503. Unset: a quarter of max_requests_in_flight "
+        "(32). Not applied without [[http.callers]].",
+    )
+    max_connections: int = Field(
+        default=512,
+        ge=8,
+        le=1_000_000,
+        description="Open client connections; a new one beyond closes the oldest connection "
+        "waiting for a request, or itself when none waits. Keep it below the open-file limit.",
+    )
+    head_timeout_ms: PositiveMs = Field(
+        default=10_000,
+        description="A request head (or a new connection's first bytes) not complete by then "
+        "gets 408 and the connection closed; at most request_ceiling_ms.",
     )
     metrics_port: int | None = Field(
         default=None,
@@ -498,8 +536,13 @@ class HttpSettings(_Section):
         description="Serve Prometheus text at /metrics on this port of the bind address; "
         "unset: off.",
     )
+    metrics_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values accepted on metrics_port; empty derives them from bind "
+        "and metrics_port (a wildcard bind: the loopback names). Origin is always refused there.",
+    )
 
-    @field_validator("allowed_hosts")
+    @field_validator("allowed_hosts", "metrics_allowed_hosts")
     @classmethod
     def _host_values(cls, value: list[str]) -> list[str]:
         for item in value:
@@ -523,7 +566,30 @@ class HttpSettings(_Section):
         names = [c.name for c in self.callers]
         if len(names) != len(set(names)):
             raise ValueError("[[http.callers]] names must be unique")
+        if self.max_sessions_per_caller is not None and (
+            self.max_sessions_per_caller > self.max_sessions
+        ):
+            raise ValueError("max_sessions_per_caller must not exceed max_sessions")
+        per_caller = self.max_requests_in_flight_per_caller
+        if per_caller is not None and per_caller > self.max_requests_in_flight:
+            raise ValueError(
+                "max_requests_in_flight_per_caller must not exceed max_requests_in_flight"
+            )
         return self
+
+    @property
+    def sessions_per_caller(self) -> int:
+        """The per-caller session quota in force: the key, or a quarter of max_sessions."""
+        if self.max_sessions_per_caller is not None:
+            return self.max_sessions_per_caller
+        return max(1, self.max_sessions // 4)
+
+    @property
+    def requests_in_flight_per_caller(self) -> int:
+        """The per-caller bound on POSTs in flight: the key, or a quarter of the total."""
+        if self.max_requests_in_flight_per_caller is not None:
+            return self.max_requests_in_flight_per_caller
+        return max(1, self.max_requests_in_flight // 4)
 
 
 class CacheSettings(_Section):
