@@ -62,9 +62,7 @@ _MESSAGES: dict[NoticeCode, str] = {
     ),
     NoticeCode.EXTRACTION_PARTIAL: ("The page exceeded a parsing bound; the content is partial."),
     NoticeCode.FETCHED_OVER_HTTPS: "The http URL was fetched over https instead.",
-    NoticeCode.REDIRECT_FOLLOWED: (
-        "{count} redirects were followed; url is the final one."
-    ),
+    NoticeCode.REDIRECT_FOLLOWED: ("{count} redirects were followed; url is the final one."),
     NoticeCode.CHARSET_REPLACED: "Undecodable bytes were replaced while decoding the page.",
     NoticeCode.FOCUS_NOT_FOUND: (
         "No section matched the focus or fragment; content starts at the top."
