@@ -7,8 +7,11 @@ mode (``json_response=False``): only there does a closed response stream cancel 
 not offered: nothing serves its ``/sse`` and ``/messages`` endpoints.
 
 uvicorn serves HTTP/1.1 only (h11): there is no HTTP/2, so the per-connection stream bound
-LIM-H4 has nothing to bound. The request ceiling LIM-H5 also covers the request head, which
-uvicorn itself does not time: a connection whose head is not complete by then gets 408.
+LIM-H4 has nothing to bound. The request head, which uvicorn itself does not time, has its own
+shorter bound (``head_timeout_ms``, at most LIM-H5): a connection whose head is not complete
+by then gets 408. Open connections are capped (``max_connections``): over the cap the oldest
+connection still waiting for a request is closed, so idle sockets cannot lock clients out,
+and the soft open-file limit is raised to the hard one at start.
 
 Start-up refuses, before anything listens: a non-loopback bind without ``[[http.callers]]``,
 a wildcard bind without ``[http] allowed_hosts``, and a caller whose token reference gives
@@ -23,11 +26,13 @@ import contextlib
 import ipaddress
 import logging
 import os
+import resource
 import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
@@ -48,11 +53,15 @@ from rypsok.logs import log_event
 from rypsok.mcp.http_auth import Authenticator, BearerAuthMiddleware, CallerConfigError, caller_of
 from rypsok.mcp.http_guard import (
     CancelOnClosedStream,
+    CloseUnreadBody,
     HostOriginGuard,
     HttpCounters,
     InFlight,
+    RequestBound,
     RequestCeiling,
     SessionBound,
+    install_session_quota,
+    mask_sdk_session_ids,
     wrap,
 )
 from rypsok.mcp.server import build_server
@@ -68,6 +77,16 @@ _UVICORN_DRAIN_S: Final = 2
 _EXIT_DEADLINE_S: Final = limit("LIM-O1") / 1000 - 0.2
 _KEEPALIVE_S: Final = 5
 _WILDCARDS: Final = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - names, not a bind
+# The operator port serves one small page to a scraper or a health check: a few connections.
+_METRICS_MAX_CONNECTIONS: Final = 32
+# File descriptors the process needs besides client connections: engine connections
+# (LIM-C1), fetches (LIM-C3), extraction workers' pipes, Redis, the listening sockets, logs.
+FD_RESERVE: Final = 256
+# When the hard open-file limit is unlimited, the soft one is raised this far (the kernel's
+# nr_open refuses "unlimited").
+_NOFILE_TARGET: Final = 65536
+# At most one log line a minute about shed connections: a flood must not flood the logs too.
+_SHED_LOG_INTERVAL_S: Final = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +159,38 @@ def listener_policy(http: HttpSettings, port: int) -> ListenerPolicy:
     )
 
 
+def metrics_hosts(http: HttpSettings, port: int) -> tuple[str, ...]:
+    """The Host values the metrics port accepts (``port`` is its actual port).
+
+    ``metrics_allowed_hosts`` when set; otherwise the names of the bind address with the
+    metrics port, and for a wildcard bind the loopback names (a wildcard includes loopback;
+    other names of the host are the operator's to list).
+    """
+    if http.metrics_allowed_hosts:
+        return tuple(http.metrics_allowed_hosts)
+    if http.bind in _WILDCARDS:
+        names = ["127.0.0.1", "localhost", "[::1]"]
+    else:
+        names = _host_names(http.bind)
+    return tuple(f"{name}:{port}" for name in names)
+
+
+def raise_open_file_limit() -> int:
+    """Raise the soft open-file limit to the hard one; return the soft limit in force.
+
+    Every connection is a file descriptor: at the usual soft limit of 1024 a connection flood
+    starves the accept loop (asyncio logs "socket.accept() out of system resource" for every
+    attempt) before the connection cap can act.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = _NOFILE_TARGET if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return sys.maxsize if soft == resource.RLIM_INFINITY else soft
+
+
 def _listen(bind: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in bind else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets that say they are TCP,
@@ -158,23 +209,61 @@ def _listen(bind: str, port: int) -> socket.socket:
     return sock
 
 
-def bounded_h11(head_timeout_s: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol, with the request head bounded by ``head_timeout_s``.
+def bounded_h11(
+    head_timeout_s: float,
+    max_connections: int | None = None,
+    on_shed: Callable[[], None] | None = None,
+) -> type[H11Protocol]:
+    """uvicorn's h11 protocol, with the request head bounded and the connections capped.
 
     uvicorn times idle keep-alive connections but not a request head that arrives slowly,
-    nor a new connection that sends nothing: both are answered 408 and closed at the
-    ceiling, like any other request state (REQ-SEC-022). The timer is armed when a
-    connection opens and after each response, and disarmed once a request head completes.
+    nor a new connection that sends nothing: both are answered 408 and closed after
+    ``head_timeout_s`` (REQ-SEC-022). The timer is armed when a connection opens and after
+    each response, and disarmed once a request head completes.
+
+    With ``max_connections``, a connection that would exceed it makes room by closing the
+    oldest connection that is waiting for a request (no request head yet, or idle between
+    requests); when every other connection is serving a request, the new one is answered 503
+    and closed. Idle sockets, the cheapest flood, therefore cannot lock out a client that
+    sends its request at once. ``on_shed`` is called for each connection closed so.
     """
 
     class BoundedH11Protocol(H11Protocol):
         head_timeout: ClassVar[float] = head_timeout_s
+        cap: ClassVar[int | None] = max_connections
+        # The open connections of this listener, oldest first (a dict keeps insertion order).
+        open_connections: ClassVar[dict[BoundedH11Protocol, None]] = {}
         _head_timer: asyncio.TimerHandle | None = None
         _armed_for: object = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self.open_connections[self] = None
+            if self.cap is not None and len(self.open_connections) > self.cap:
+                self._shed_one()
+                if transport.is_closing():
+                    return
             self._arm()
+
+        def _waiting(self) -> bool:
+            # uvicorn's own test for "no request being served" (see H11Protocol.shutdown).
+            return self.cycle is None or self.cycle.response_complete
+
+        def _shed_one(self) -> None:
+            waiting = (
+                c for c in self.open_connections if c._waiting() and not c.transport.is_closing()
+            )
+            victim = next(waiting, self)
+            self.open_connections.pop(victim, None)
+            if on_shed is not None:
+                on_shed()
+            if victim is self:
+                # Nothing else could be closed: tell this client to come back.
+                self.transport.write(
+                    b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n"
+                    b"retry-after: 1\r\nconnection: close\r\n\r\n"
+                )
+            victim.transport.close()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -187,6 +276,7 @@ def bounded_h11(head_timeout_s: float) -> type[H11Protocol]:
                 self._arm()
 
         def connection_lost(self, exc: Exception | None) -> None:
+            self.open_connections.pop(self, None)
             self._disarm()
             super().connection_lost(exc)
 
@@ -224,7 +314,16 @@ class _Server(uvicorn.Server):
         yield
 
 
-def _metrics_app(metrics: Metrics, counters: HttpCounters) -> ASGIApp:
+def _metrics_app(
+    metrics: Metrics, counters: HttpCounters, hosts: tuple[str, ...], logger: logging.Logger
+) -> ASGIApp:
+    """The operator port: ``/metrics`` behind the same Host check as the service.
+
+    Without it a web page could read the metrics of a loopback service by DNS rebinding
+    (REQ-SEC-018). Every Origin is refused: a scraper or health check sends none, a browser
+    page reading metrics cross-origin has no business there.
+    """
+
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
@@ -246,7 +345,11 @@ def _metrics_app(metrics: Metrics, counters: HttpCounters) -> ASGIApp:
             {"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body}
         )
 
-    return app
+    return wrap(
+        app,
+        CloseUnreadBody,
+        lambda inner: HostOriginGuard(inner, hosts, (), counters, logger),
+    )
 
 
 def build_app(
@@ -260,6 +363,8 @@ def build_app(
 ) -> ASGIApp:
     """The ASGI app: the SDK's Streamable HTTP app inside rypsok's middleware."""
     http = settings.http
+    # Per-caller bounds only when callers authenticate: otherwise everyone is ``local``.
+    per_caller = authenticator.required
     sdk_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         json_response=False,
@@ -278,8 +383,12 @@ def build_app(
         ),
         host=policy.bind,
     )
+    sessions_per_caller = http.sessions_per_caller if per_caller else None
+    if sessions_per_caller is not None:
+        install_session_quota(server.session_manager, sessions_per_caller)
     return wrap(
         sdk_app,
+        CloseUnreadBody,
         lambda app: RequestCeiling(
             app, http.request_ceiling_ms / 1000, counters, logger, in_flight
         ),
@@ -289,16 +398,50 @@ def build_app(
         lambda app: BearerAuthMiddleware(
             app, authenticator, logger, on_refused=counters.count_unauthenticated
         ),
-        lambda app: SessionBound(app, http.max_sessions, counters, logger),
+        lambda app: RequestBound(
+            app,
+            http.max_requests_in_flight,
+            http.requests_in_flight_per_caller if per_caller else None,
+            counters,
+            logger,
+        ),
+        lambda app: SessionBound(
+            app, http.max_sessions, counters, logger, per_caller=sessions_per_caller
+        ),
         lambda app: CancelOnClosedStream(app, http.max_body_bytes, logger),
     )
 
 
-def _uvicorn_config(app: ASGIApp, settings: Settings, *, lifespan: bool) -> uvicorn.Config:
-    ceiling_s = settings.http.request_ceiling_ms / 1000
+def _shed_reporter(counters: HttpCounters, logger: logging.Logger) -> Callable[[], None]:
+    """Counts each connection shed at the cap; logs at most once a minute, with the count."""
+    last_logged = -_SHED_LOG_INTERVAL_S
+    unlogged = 0
+
+    def shed() -> None:
+        nonlocal last_logged, unlogged
+        counters.connections_shed += 1
+        unlogged += 1
+        now = time.monotonic()
+        if now - last_logged >= _SHED_LOG_INTERVAL_S:
+            log_event(logger, logging.WARNING, "http_connections_shed", count=unlogged)
+            last_logged, unlogged = now, 0
+
+    return shed
+
+
+def _uvicorn_config(
+    app: ASGIApp,
+    settings: Settings,
+    *,
+    lifespan: bool,
+    max_connections: int,
+    on_shed: Callable[[], None],
+) -> uvicorn.Config:
+    http = settings.http
+    head_timeout_s = min(http.head_timeout_ms, http.request_ceiling_ms) / 1000
     return uvicorn.Config(
         app,
-        http=bounded_h11(ceiling_s),
+        http=bounded_h11(head_timeout_s, max_connections, on_shed),
         ws="none",
         lifespan="on" if lifespan else "off",
         log_config=None,
@@ -329,11 +472,14 @@ async def _serve(
     sockets: tuple[socket.socket, socket.socket | None],
     policy: ListenerPolicy,
     authenticator: Authenticator,
+    open_files: int,
 ) -> None:
     service_socket, metrics_socket = sockets
     metrics = Metrics()
     counters = HttpCounters()
     in_flight = InFlight()
+    shed = _shed_reporter(counters, logger)
+    http = settings.http
     async with runtime(settings, logger, metrics=metrics) as services:
         server = build_server(
             services,
@@ -341,12 +487,35 @@ async def _serve(
             caller_of=caller_of,
         )
         app = build_app(server, settings, policy, authenticator, counters, logger, in_flight)
-        servers = [_Server(_uvicorn_config(app, settings, lifespan=True))]
+        servers = [
+            _Server(
+                _uvicorn_config(
+                    app,
+                    settings,
+                    lifespan=True,
+                    max_connections=http.max_connections,
+                    on_shed=shed,
+                )
+            )
+        ]
         if metrics_socket is not None:
+            metrics_port = metrics_socket.getsockname()[1]
             metrics_config = _uvicorn_config(
-                _metrics_app(metrics, counters), settings, lifespan=False
+                _metrics_app(metrics, counters, metrics_hosts(http, metrics_port), logger),
+                settings,
+                lifespan=False,
+                max_connections=_METRICS_MAX_CONNECTIONS,
+                on_shed=shed,
             )
             servers.append(_Server(metrics_config))
+        if http.max_connections + _METRICS_MAX_CONNECTIONS + FD_RESERVE > open_files:
+            log_event(
+                logger,
+                logging.WARNING,
+                "http_open_file_limit",
+                open_files=open_files,
+                max_connections=http.max_connections,
+            )
         async with anyio.create_task_group() as group:
             group.start_soon(services.warm_up)  # the core loads while the listener starts
 
@@ -387,6 +556,8 @@ async def _serve(
                 path=MCP_PATH,
                 authentication=authenticator.required,
                 metrics_port=metrics_socket.getsockname()[1] if metrics_socket else None,
+                max_connections=http.max_connections,
+                open_files=open_files,
             )
             async with anyio.create_task_group() as serving:
                 serving.start_soon(servers[0].serve, [service_socket])
@@ -412,6 +583,8 @@ def serve_http(settings: Settings, logger: logging.Logger) -> int:
     """Serve MCP over Streamable HTTP until SIGTERM or SIGINT; returns the exit code."""
     http = settings.http
     authenticator = check_http(http)
+    mask_sdk_session_ids()
+    open_files = raise_open_file_limit()
     service_socket = _listen(http.bind, http.port)
     metrics_socket = None
     if http.metrics_port is not None:
@@ -421,6 +594,14 @@ def serve_http(settings: Settings, logger: logging.Logger) -> int:
             service_socket.close()
             raise
     policy = listener_policy(http, service_socket.getsockname()[1])
-    anyio.run(_serve, settings, logger, (service_socket, metrics_socket), policy, authenticator)
+    anyio.run(
+        _serve,
+        settings,
+        logger,
+        (service_socket, metrics_socket),
+        policy,
+        authenticator,
+        open_files,
+    )
     log_event(logger, logging.INFO, "stopped", transport="http")
     return 0
