@@ -573,7 +573,22 @@ _EVENT_MEANINGS = {
     "http_unauthenticated": "an HTTP request had no valid bearer token (401)",
     "http_header_refused": "an HTTP request had a Host (421) or Origin (403) not allowed",
     "http_request_ceiling": "an HTTP request reached the request ceiling (408 or ended)",
-    "http_session_refused": "a new HTTP session was refused at max_sessions (503)",
+    "http_session_refused": (
+        "a new HTTP session was refused (503): at max_sessions (bound total) or at the "
+        "caller's max_sessions_per_caller (bound caller)"
+    ),
+    "http_request_refused": (
+        "a POST was refused before its body was read (503): at max_requests_in_flight (bound "
+        "total) or the caller's max_requests_in_flight_per_caller (bound caller)"
+    ),
+    "http_connections_shed": (
+        "connections were closed at max_connections, oldest waiting first (at most one line a "
+        "minute, with the count since the last)"
+    ),
+    "http_open_file_limit": (
+        "at start: the open-file limit leaves too little room for max_connections; raise "
+        "the limit or lower the cap"
+    ),
     "http_stream_closed_cancel": "the client closed an HTTP stream; its call was cancelled",
     "cache": "at start: whether the result cache is on, and its backend",
     "cache_failed": "a cache read or write failed; the search went on without it",
