@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import ipaddress
 import ssl
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
-import anyio
-import httpcore2
 import pytest
 import trustme
 
 from rypsok.config.schema import Settings
 from rypsok.egress import Egress
+from tests.fakes.loopback_guard import guard_loopback
 
 from ._support import USER_AGENT, DNSServer, make_settings, static_zone
 
@@ -25,34 +23,9 @@ def anyio_backend() -> str:
 
 @pytest.fixture(autouse=True)
 def loopback_only(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every TCP connection and every system lookup of a test stays on this machine.
-
-    A safety net under the tests, not part of what they check: if the policy under test had
-    a hole, the test fails here instead of sending traffic elsewhere. Returns the list of
-    addresses connected to.
-    """
-    connected: list[str] = []
-    original_connect = httpcore2.AnyIOBackend.connect_tcp
-
-    async def guarded_connect(
-        self: httpcore2.AnyIOBackend, host: str, port: int, **kwargs: Any
-    ) -> httpcore2.AsyncNetworkStream:
-        if not ipaddress.ip_address(host).is_loopback:
-            raise AssertionError(f"a test tried to connect to {host}")
-        connected.append(host)
-        return await original_connect(self, host, port, **kwargs)
-
-    original_lookup = anyio.getaddrinfo
-
-    async def guarded_lookup(host: bytes | str | None, *args: Any, **kwargs: Any) -> Any:
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        if name not in ("localhost", "127.0.0.1", "::1"):
-            raise AssertionError(f"a test asked the system resolver for {name}")
-        return await original_lookup(host, *args, **kwargs)
-
-    monkeypatch.setattr(httpcore2.AnyIOBackend, "connect_tcp", guarded_connect)
-    monkeypatch.setattr(anyio, "getaddrinfo", guarded_lookup)
-    return connected
+    """Every TCP connection and every system lookup of a test stays on this machine
+    (tests/fakes/loopback_guard.py). Returns the list of addresses connected to."""
+    return guard_loopback(monkeypatch)
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,7 @@ from rypsok.egress.urls import parse_url
 from rypsok.fetch.robots import UNREACHABLE_RETRY_S, RobotsPolicy, Verdict
 from tests.egress._support import Conn, serving
 from tests.fakes.http_server import FakeHTTPServer, Reply, fake_http_server
+from tests.fakes.loopback_guard import guard_loopback
 from tests.service._fetch_support import (
     ARTICLE,
     HTML,
@@ -32,7 +33,6 @@ from tests.service._fetch_support import (
     error_of,
     fetch,
     fetch_services,
-    guard_loopback,
 )
 
 pytestmark = pytest.mark.anyio

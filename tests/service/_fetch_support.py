@@ -9,7 +9,6 @@ context trusts (and the system store does not).
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import ssl
@@ -17,9 +16,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
-import httpcore2
-import pytest
 import trustme
 
 from rypsok.app import runtime
@@ -34,33 +30,6 @@ ARTICLE = (
     + b"<p>The tide rises twice a day; sailors read the table before leaving the harbour.</p>" * 12
     + b"</article></body></html>"
 )
-
-
-def guard_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make any TCP connection or system lookup beyond this machine fail the test.
-
-    A safety net under the tests, as in tests/egress/conftest.py: should the policy under test
-    have a hole, the test fails here instead of sending traffic elsewhere.
-    """
-    original_connect = httpcore2.AnyIOBackend.connect_tcp
-
-    async def guarded_connect(
-        self: httpcore2.AnyIOBackend, host: str, port: int, **kwargs: Any
-    ) -> httpcore2.AsyncNetworkStream:
-        if not ipaddress.ip_address(host).is_loopback:
-            raise AssertionError(f"a test tried to connect to {host}")
-        return await original_connect(self, host, port, **kwargs)
-
-    original_lookup = anyio.getaddrinfo
-
-    async def guarded_lookup(host: bytes | str | None, *args: Any, **kwargs: Any) -> Any:
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        if name not in ("localhost", "127.0.0.1", "::1"):
-            raise AssertionError(f"a test asked the system resolver for {name}")
-        return await original_lookup(host, *args, **kwargs)
-
-    monkeypatch.setattr(httpcore2.AnyIOBackend, "connect_tcp", guarded_connect)
-    monkeypatch.setattr(anyio, "getaddrinfo", guarded_lookup)
 
 
 class Lines(logging.Handler):

@@ -4,26 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
 
 import pytest
 
 from rypsok.app import runtime
 from rypsok.config.load import parse_settings
 from rypsok.health.metrics import Metrics
-from rypsok.logs import JsonLineFormatter
+from tests.service._fetch_support import Lines
 
 pytestmark = pytest.mark.anyio
-
-
-class Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[dict[str, Any]] = []
-        self.setFormatter(JsonLineFormatter())
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(json.loads(self.format(record)))
 
 
 async def test_req_obs_007_refused_calls_counted_per_tool_and_reason() -> None:

@@ -22,6 +22,7 @@ from rypsok.config.limits import limit
 from rypsok.fetch.sandbox import PROCESS
 from tests.egress._support import Conn, DNSServer, serving, static_zone
 from tests.fakes.http_server import FakeHTTPServer, Reply, fake_http_server
+from tests.fakes.loopback_guard import guard_loopback
 from tests.service._fetch_support import (
     ARTICLE,
     HTML,
@@ -29,7 +30,6 @@ from tests.service._fetch_support import (
     error_of,
     fetch,
     fetch_services,
-    guard_loopback,
     make_ca,
     server_context,
 )

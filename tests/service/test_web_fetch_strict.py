@@ -18,13 +18,13 @@ import pytest
 from rypsok.engines.registry import DRIVER_MODULES
 from tests.egress._support import DNSServer, static_zone
 from tests.fakes.http_server import FakeHTTPServer, Reply, fake_http_server
+from tests.fakes.loopback_guard import guard_loopback
 from tests.service._fetch_support import (
     ARTICLE,
     HTML,
     error_of,
     fetch,
     fetch_services,
-    guard_loopback,
 )
 
 pytestmark = pytest.mark.anyio
