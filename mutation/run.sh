@@ -41,7 +41,8 @@ fi
 # test file of a security module must match one of them.
 TESTS=()
 for candidate in tests/egress tests/privacy tests/boundary tests/search/test_normalize*.py \
-    tests/fetch/test_robots*.py tests/security tests/service/test_web_fetch.py; do
+    tests/fetch/test_robots*.py tests/security tests/service/test_web_fetch.py \
+    tests/service/test_credential_notices.py; do
     [ -e "$candidate" ] && TESTS+=("$candidate")
 done
 
