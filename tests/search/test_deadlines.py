@@ -13,15 +13,13 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 import pytest
 
-from rypsok.app import runtime
 from rypsok.cache.memory import MemoryCache
 from rypsok.config.load import parse_settings
 from rypsok.contract.arguments import SearchArguments
@@ -37,7 +35,7 @@ from rypsok.health.provider_limits import ProviderLimits
 from rypsok.search.pipeline import SearchPipeline
 from rypsok.services.calls import Services
 from tests.fakes.http_server import FakeHTTPServer, fake_http_server
-from tests.search.test_pipeline import PATHS, LogCapture, json_reply, search
+from tests.search.test_pipeline import PATHS, LogCapture, json_reply, search, search_services
 
 pytestmark = pytest.mark.anyio
 
@@ -165,29 +163,12 @@ async def test_req_agg_001_engines_of_one_search_are_asked_at_once() -> None:
 # --- LIM-S4 and LIM-S7 through the whole service ------------------------------------------
 
 
-@asynccontextmanager
-async def cached_services(
+def cached_services(
     server: FakeHTTPServer, engines: list[str], search_limits: dict[str, int]
-) -> AsyncIterator[tuple[Services, LogCapture]]:
-    """As ``test_pipeline.search_services``, with ``[cache]`` on (memory) and [search] set."""
-    entries: dict[str, Any] = {e: {"enabled": False} for e in DRIVER_MODULES}
-    for engine in engines:
-        entries[engine] = {"enabled": True, "endpoint": server.url(PATHS[engine])}
-    settings = parse_settings(
-        {
-            "schema_version": 1,
-            "engines": entries,
-            "service": {"contact": "ops@example.org"},
-            "search": search_limits,
-            "cache": {"enabled": True, "backend": "memory"},
-        }
-    )
-    logger = logging.getLogger(f"rypsok.test.deadlines.{id(server)}")
-    logger.setLevel(logging.DEBUG)
-    capture = LogCapture()
-    logger.addHandler(capture)
-    async with runtime(settings, logger) as services:
-        yield services, capture
+) -> AbstractAsyncContextManager[tuple[Services, LogCapture]]:
+    """``test_pipeline.search_services`` with ``[cache]`` on (memory) and ``[search]`` set."""
+    cache = {"enabled": True, "backend": "memory"}
+    return search_services(server, engines, extra={"search": search_limits, "cache": cache})
 
 
 @pytest.mark.req("REQ-AGG-003")

@@ -63,7 +63,9 @@ async def search_services(
     engines: list[str],
     search: str = "",
     service: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> AsyncIterator[tuple[Services, LogCapture]]:
+    """The service with ``engines`` on the fake server; ``extra`` adds configuration tables."""
     entries: dict[str, Any] = {e: {"enabled": False} for e in DRIVER_MODULES}
     for engine in engines:
         entries[engine] = {"enabled": True, "endpoint": server.url(PATHS[engine])}
@@ -74,6 +76,7 @@ async def search_services(
     }
     if search:
         data["search"] = json.loads(search)
+    data.update(extra or {})
     settings = parse_settings(data)
     logger = logging.getLogger(f"rypsok.test.{id(server)}")
     logger.setLevel(logging.DEBUG)
