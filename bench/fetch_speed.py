@@ -27,9 +27,13 @@ References, same pages, same run:
 * ``trafilatura.extract(html, output_format="markdown")`` in this process on the decoded page
   (CPU and wall per page) -- the target is the whole pipeline within 1.3x of it;
 * rypsok's own extraction job (``rypsok.fetch.pipeline.run``) in this process, no containment,
-  no network: what the containment and the service around it add.
+  no network: what the containment and the service around it add;
+* a plain fetch and trafilatura: ``urllib.request`` GET of the same URL over loopback (a new
+  connection, no proxy, no checks) and ``trafilatura.extract`` on the decoded body, in this
+  process: what the simplest script that fetches and extracts a page costs, the like-for-like
+  counterpart of a whole web_fetch call (the reference of the target fetches nothing).
 
-Both run on each page right after rypsok's call for it in the sequential pass (interleaved, so
+All three run on each page right after rypsok's call for it in the sequential pass (interleaved, so
 that the varying load of a shared machine weighs on all three alike); their CPU is not part of
 rypsok's, which is measured per call.
 * the official fetch server (``mcp-server-fetch``) in its own virtual environment
@@ -50,6 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +74,7 @@ from fetch_pages import article
 REFERENCE = "mcp-server-fetch==2026.10.24"
 SIZES = {"20 KB": 20_000, "200 KB": 200_000, "2 MB": 2_000_000}
 WARM_SEED = 10_000  # warm-up pages use seeds from here, measured ones from 0
+FETCH_AND_TRAFILATURA = "urllib GET + trafilatura.extract (plain fetch, reference)"
 
 
 def pct(values: list[float], q: float) -> float:
@@ -180,13 +186,16 @@ async def rypsok_passes(
 class InProcess:
     """trafilatura.extract and rypsok's extraction job, in this process, page by page."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int) -> None:
         import trafilatura
 
         from rypsok.fetch.pipeline import run
 
+        self._port = port
         self._extract = trafilatura.extract
         self._run = run
+        # No proxy from the environment: the page server is on loopback.
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         self._extract("<html><body><p>warm up</p></body></html>", output_format="markdown")
         self.samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
         self.methods: dict[str, set[str]] = {}
@@ -201,6 +210,11 @@ class InProcess:
         job = {"content_type": "text/html; charset=utf-8", "url": page_url(0, size, seed)}
         self.methods.setdefault(label, set()).add(self._run(job, body).method)
         self._add("rypsok", label, c0, w0)
+        c0, w0 = self_cpu(), time.perf_counter()
+        with self._opener.open(page_url(self._port, size, seed), timeout=60) as answer:
+            fetched = answer.read()
+        self._extract(fetched.decode("utf-8"), output_format="markdown")
+        self._add("fetch+trafilatura", label, c0, w0)
 
     def _add(self, which: str, label: str, cpu0: float, wall0: float) -> None:
         wall = time.perf_counter() - wall0
@@ -212,6 +226,7 @@ class InProcess:
             for which, name in (
                 ("trafilatura", "trafilatura.extract (direct, reference)"),
                 ("rypsok", "rypsok extraction job in process (no containment)"),
+                ("fetch+trafilatura", FETCH_AND_TRAFILATURA),
             ):
                 samples = self.samples[(which, label)]
                 wall = [w for _, w in samples]
@@ -288,6 +303,7 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         seq = {r["system"]: r for r in rows if r.get("size") == label and r["run"] == "sequential"}
         ours = seq["rypsok web_fetch"]
         traf = seq["trafilatura.extract (direct, reference)"]
+        plain = seq[FETCH_AND_TRAFILATURA]
         row: dict[str, Any] = {
             "size": label,
             "rypsok_over_trafilatura_wall_median": round(
@@ -295,6 +311,12 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             ),
             "rypsok_over_trafilatura_cpu": round(
                 ours["cpu_ms_per_page_total"] / traf["cpu_ms_per_page_total"], 2
+            ),
+            "rypsok_over_fetch_and_trafilatura_wall_median": round(
+                ours["wall_ms_median"] / plain["wall_ms_median"], 2
+            ),
+            "rypsok_over_fetch_and_trafilatura_cpu": round(
+                ours["cpu_ms_per_page_total"] / plain["cpu_ms_per_page_total"], 2
             ),
         }
         for name, r in seq.items():
@@ -313,7 +335,7 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"benchmark": "fetch_speed", "machine": machine()}
     with page_server() as (port, server):
-        references = InProcess()
+        references = InProcess(port)
         rows = await rypsok_passes(port, server.pid, args, references)
         result["rypsok"] = rows.pop(0)
         rows += references.rows()
