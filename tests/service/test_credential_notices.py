@@ -89,3 +89,30 @@ async def test_req_priv_002_warn_sends_and_mask_masks_with_a_notice_naming_the_k
     else:
         assert all(key not in q for q in queries)
         assert all(q.startswith("rust deploy ") and q.endswith(" now") for q in queries)
+
+
+@pytest.mark.req("REQ-PRIV-002")
+@pytest.mark.parametrize(
+    ("tool", "parameter", "reason"),
+    [("web_search", "query", "credential_in_query"), ("web_fetch", "url", "credentials_in_url")],
+)
+async def test_req_priv_002_deny_names_parameter_kind_and_position(
+    tool: str, parameter: str, reason: str
+) -> None:
+    """REQ-PRIV-002: in deny mode (the default) a query or URL holding a credential is refused
+    with ``denied`` and the reason of its parameter; the detail names the parameter, the kind
+    and the position the caller must change, and nothing is sent."""
+    kind, key = sample("github_token")
+    text = f"rust deploy {key} now" if tool == "web_search" else f"https://example.org/?t={key}"
+    arguments = {"query": text, "category": "news"} if tool == "web_search" else {"url": text}
+    with fake_http_server() as server:
+        server.replies[HN] = json_reply("hackernews")
+        async with services_with(server, "deny") as services:
+            result = await services.call(tool, arguments)
+    error = result.structured["error"]
+    assert (error["kind"], error["reason"]) == ("denied", reason)
+    assert error["detail"]["parameter"] == parameter
+    assert error["detail"]["credential_kind"] == kind
+    assert error["detail"]["position"] == text.index(key)
+    assert key not in json.dumps(result.structured)
+    assert server.requests == []
