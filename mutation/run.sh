@@ -29,6 +29,7 @@ SECURITY_MODULES=(
     "src/rypsok/boundary/*"
     "src/rypsok/privacy/*"
     "src/rypsok/fetch/robots.py"
+    "src/rypsok/services/privacy_gate.py"
 )
 if [ "$#" -gt 0 ]; then
     MODULES=("$@")
