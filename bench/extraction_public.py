@@ -38,10 +38,12 @@ Systems, on the same bytes in the same run:
 * ``trafilatura``: ``trafilatura.extract`` with plain-text output, tables and no comments, the
   way its own comparison scripts run it;
 * ``readability-lxml`` and ``resiliparse`` (bench/extraction_quality.py's calls), when installed
-  (``pip install readability-lxml resiliparse``).
+  (``pip install readability-lxml resiliparse``);
+* with ``--variants``, rypsok's pipeline in this process with other trafilatura settings than
+  the shipped ones (:data:`VARIANTS`), to weigh a change of setting on public pages.
 
 usage: python bench/extraction_public.py (--trafilatura-repo PATH | --scrapinghub-repo PATH)...
-                                         [--json FILE]
+                                         [--variants] [--no-optional] [--json FILE]
 """
 
 from __future__ import annotations
@@ -65,9 +67,17 @@ import trafilatura
 
 from extraction_quality import OPTIONAL
 from rypsok.fetch import ExtractionError, Extractor
+from rypsok.fetch import extract as rypsok_extract
+from rypsok.fetch.pipeline import run as run_pipeline
 
 RYPSOK_MEDIA_TYPE = "text/html; charset=utf-8"
 SHINGLE_TOKENS = 4
+# Settings of rypsok's trafilatura call that were not chosen, measured with --variants.
+VARIANTS: dict[str, dict[str, bool]] = {
+    "rypsok/balanced": {"favor_recall": False},
+    "rypsok/no-comments": {"include_comments": False},
+    "rypsok/balanced, no comments": {"favor_recall": False, "include_comments": False},
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +288,20 @@ def _optional(
     return lambda page: extract({"url": page.url}, page.html)
 
 
+def _variant(overrides: dict[str, bool]) -> Extract:
+    def extract(page: Page) -> str:
+        saved = dict(rypsok_extract.TRAFILATURA_OPTIONS)
+        rypsok_extract.TRAFILATURA_OPTIONS.update(overrides)
+        try:
+            result = run_pipeline({"content_type": RYPSOK_MEDIA_TYPE, "url": page.url}, page.html)
+        finally:
+            rypsok_extract.TRAFILATURA_OPTIONS.clear()
+            rypsok_extract.TRAFILATURA_OPTIONS.update(saved)
+        return markdown_text(getattr(result, "content", ""))
+
+    return extract
+
+
 async def _rypsok(pages: Sequence[Page]) -> dict[str, str]:
     out: dict[str, str] = {}
     async with Extractor(workers=2, sandbox="none") as extractor:
@@ -292,11 +316,14 @@ async def _rypsok(pages: Sequence[Page]) -> dict[str, str]:
 
 
 def outputs(
-    pages: Sequence[Page], with_optional: bool = True
+    pages: Sequence[Page], with_optional: bool = True, with_variants: bool = False
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
     """Plain-text output per system and page, and the optional systems skipped."""
     result: dict[str, dict[str, str]] = {"rypsok": anyio.run(_rypsok, pages)}
-    systems: dict[str, Extract] = {"trafilatura": _trafilatura}
+    systems: dict[str, Extract] = {}
+    if with_variants:
+        systems.update({name: _variant(o) for name, o in VARIANTS.items()})
+    systems["trafilatura"] = _trafilatura
     skipped: list[str] = []
     for system, package, factory in OPTIONAL if with_optional else ():
         extract = _optional(factory)
@@ -397,6 +424,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--no-optional", action="store_true", help="skip readability-lxml and resiliparse"
     )
+    parser.add_argument(
+        "--variants", action="store_true", help="also rypsok with the settings of VARIANTS"
+    )
     args = parser.parse_args(argv)
     sets = [load_trafilatura_eval(p) for p in args.trafilatura_repo]
     sets += [load_scrapinghub(p) for p in args.scrapinghub_repo]
@@ -406,7 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for dataset in sets:
         if not dataset.pages:
             parser.error(f"{dataset.name}: no page found in the checkout")
-        texts, missing = outputs(dataset.pages, with_optional=not args.no_optional)
+        texts, missing = outputs(
+            dataset.pages, with_optional=not args.no_optional, with_variants=args.variants
+        )
         skipped.update(missing)
         results.append(score(dataset, texts))
     print(markdown(results))
