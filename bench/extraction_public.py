@@ -75,8 +75,7 @@ SHINGLE_TOKENS = 4
 # Settings of rypsok's trafilatura call that were not chosen, measured with --variants.
 VARIANTS: dict[str, dict[str, bool]] = {
     "rypsok/balanced": {"favor_recall": False},
-    "rypsok/no-comments": {"include_comments": False},
-    "rypsok/balanced, no comments": {"favor_recall": False, "include_comments": False},
+    "rypsok/with comments": {"include_comments": True},
 }
 
 

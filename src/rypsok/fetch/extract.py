@@ -35,7 +35,7 @@ TRAFILATURA_OPTIONS: dict[str, Any] = {
     "include_tables": True,
     "include_formatting": True,
     "include_images": False,
-    "include_comments": True,
+    "include_comments": False,
     "favor_precision": False,
     "favor_recall": True,
     "deduplicate": False,
