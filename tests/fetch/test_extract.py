@@ -84,12 +84,65 @@ def test_the_fallback_reads_pages_trafilatura_returns_nothing_for(
 
 def test_the_fallback_keeps_all_posts_of_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(extract.trafilatura, "extract", lambda *a, **k: None)
-    posts = "".join(
-        f"<div class='post'><div class='postbody'><p>Post number {n}, with its own text, "
-        "long enough to be a paragraph of the thread.</p></div></div>"
-        for n in range(5)
+    found = main_markdown(_root(f"<div id='page-body'>{THREAD}</div>"))
+    for n in range(5):
+        assert f"Post number {n}" in found.markdown
+
+
+THREAD = "".join(
+    f"<div class='post'><div class='postbody'><p>Post number {n}, with its own text, "
+    "long enough to be a paragraph of the thread.</p></div></div>"
+    for n in range(5)
+)
+BLOG = (
+    "<main><h1>The harbour reopens</h1>" + ARTICLE + "<p class='meta'>Posted in News, Harbour, "
+    "Town life by the editor. Tagged: boats, walls, market, repairs, council.</p>"
+    "<h3>Related posts</h3><ul>"
+    + "".join(
+        f"<li><a href='/p/{n}'>Another post about the harbour and its long history, number "
+        f"{n}</a> with a short teaser of its own, written for the list.</li>"
+        for n in range(12)
     )
-    found = main_markdown(_root(f"<div id='page-body'>{posts}</div>"))
+    + "</ul><h3>Leave a reply</h3><form><p>Your email address will not be published, "
+    "required fields are marked, your comment will be reviewed.</p></form></main>"
+)
+
+
+def _first_paragraph(*args: object, **kwargs: object) -> str:
+    return "A sentence of the article, long enough to count as content. " * 10
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_more_text_alone_never_replaces_trafilaturas_choice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """REQ-FETCH-002: on a blog post whose main element also holds metadata, related posts and
+    a comment form, the fallback holds more than twice trafilatura's text, yet trafilatura's
+    result stays: without several similar blocks the extra text is the page's furniture."""
+    monkeypatch.setattr(extract.trafilatura, "extract", _first_paragraph)
+    root = _root(BLOG)
+    choice = extract.main_choice(root)
+    assert not choice.similar_blocks
+    assert extract._word_chars(extract.fallback_markdown(root)) > 2 * extract._word_chars(
+        _first_paragraph()
+    )
+    found = main_markdown(root)
+    assert found.method == "trafilatura"
+    assert "Related posts" not in found.markdown and "Leave a reply" not in found.markdown
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_thread_of_similar_posts_replaces_trafilaturas_first_post(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """REQ-FETCH-002: where trafilatura keeps only the first of several similar posts, the
+    fallback, which found their shared container, gives every post."""
+    first = "Post number 0, with its own text, long enough to be a paragraph of the thread."
+    monkeypatch.setattr(extract.trafilatura, "extract", lambda *a, **k: first)
+    root = _root(f"<div id='page-body'>{THREAD}</div><div id='footer'><p>Imprint</p></div>")
+    assert extract.main_choice(root).similar_blocks
+    found = main_markdown(root)
+    assert found.method == "fallback"
     for n in range(5):
         assert f"Post number {n}" in found.markdown
 

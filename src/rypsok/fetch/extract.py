@@ -5,7 +5,9 @@ inline formatting; the settings were chosen by measurement (``docs/extraction.md
 trafilatura finds nothing, or the tree is too big for it (its time grows faster than linearly),
 a readability-like fallback picks the element that holds the most
 paragraph text (``main``, ``article`` or the best-scoring block) and renders it with
-:mod:`rypsok.fetch.markdown`; when even that is empty, the whole cleaned body is rendered.
+:mod:`rypsok.fetch.markdown`; when even that is empty, the whole cleaned body is rendered. The
+fallback also replaces a result of trafilatura's that holds far less text, but only where it
+found several similar blocks (forum posts, FAQ entries), of which trafilatura keeps the first.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from lxml import etree
 
 from rypsok.fetch.markdown import to_markdown
 from rypsok.fetch.parse import text_of
-from rypsok.fetch.readability import main_elements
+from rypsok.fetch.readability import MainChoice, main_choice
 
 Method = Literal["trafilatura", "fallback", "body"]
 
@@ -153,9 +155,10 @@ def _fallback_ceiling(root: etree._Element) -> int | None:
     return _word_chars(text_of(root)) + _word_chars("".join(_HREFS(root))) + items * len(str(items))
 
 
-def fallback_markdown(root: etree._Element) -> str:
+def fallback_markdown(root: etree._Element, choice: MainChoice | None = None) -> str:
     """The readability-like choice of :mod:`rypsok.fetch.readability`, as Markdown."""
-    return "\n\n".join(md for md in (to_markdown(el) for el in main_elements(root)) if md)
+    elements = (choice or main_choice(root)).elements
+    return "\n\n".join(md for md in (to_markdown(el) for el in elements) if md)
 
 
 def main_markdown(root: etree._Element) -> MainContent:
@@ -174,10 +177,16 @@ def main_markdown(root: etree._Element) -> MainContent:
             # The fallback cannot hold enough more text to be chosen: the decision below would
             # keep trafilatura's result, so the fallback is not rendered at all.
             return MainContent(found, "trafilatura")
-    fallback = fallback_markdown(root)
+    choice = main_choice(root)
+    if found_chars >= _MIN_MAIN_CHARS and not choice.similar_blocks:
+        # More text alone is no reason to leave trafilatura: on blogs and articles the
+        # fallback's extra text is the post's metadata, related posts and comment forms
+        # (measured on trafilatura's public evaluation set, docs/extraction.md).
+        return MainContent(found, "trafilatura")
+    fallback = fallback_markdown(root, choice)
     fallback_chars = _word_chars(fallback)
     # trafilatura keeps the first of several similar blocks (forum posts, FAQ entries) on some
-    # pages; when the fallback holds far more text, it found the rest (docs/extraction.md).
+    # pages; when the fallback found such blocks and holds far more text, it found the rest.
     if found_chars >= _MIN_MAIN_CHARS and found_chars >= TRAFILATURA_MIN_SHARE * fallback_chars:
         return MainContent(found, "trafilatura")
     if fallback_chars > found_chars:

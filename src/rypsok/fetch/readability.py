@@ -5,7 +5,9 @@ and commas; the score goes to its ancestors up to five levels, divided by the di
 ancestor starts from a bonus for its tag and for words like "article" or "content" in its id or
 class (and a malus for "sidebar", "footer", "comment"...); the best candidates are discounted by
 their link density. The winner and those of its siblings that score close to it are the main
-content. A ``<main>``, ``role="main"`` or single ``<article>`` wins outright.
+content. A ``<main>``, ``role="main"`` or single ``<article>`` wins outright. The choice also
+says whether it rests on several similar blocks (forum posts, FAQ entries): the evidence
+:mod:`rypsok.fetch.extract` needs before it prefers this choice to trafilatura's.
 
 Bounded: at most :data:`MAX_SCORED` elements are scored and link density is computed for the
 :data:`TOP_CANDIDATES` best only, so the cost stays linear on hostile trees.
@@ -14,6 +16,7 @@ Bounded: at most :data:`MAX_SCORED` elements are scored and link density is comp
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from lxml import etree
 
@@ -164,25 +167,41 @@ def _common_ancestor(
     return winner
 
 
+@dataclass(frozen=True, slots=True)
+class MainChoice:
+    """The elements that hold the main content, in document order, and whether they were
+    chosen as the shared ancestor of several similar blocks."""
+
+    elements: list[etree._Element]
+    similar_blocks: bool = False
+
+
 def main_elements(root: etree._Element) -> list[etree._Element]:
     """The elements that hold the main content, in document order."""
+    return main_choice(root).elements
+
+
+def main_choice(root: etree._Element) -> MainChoice:
+    """The main content's elements and the evidence they were chosen on."""
     for xpath in (".//main", ".//*[@role='main']", ".//article"):
         found = root.xpath(xpath)
         if len(found) == 1:
-            return [found[0]]
+            return MainChoice([found[0]])
     body = root.find("body")
     top: etree._Element = body if body is not None else root
     scores = candidates(top)
     if not scores:
-        return [top]
+        return MainChoice([top])
     best = sorted(scores, key=lambda el: -scores[el])[:TOP_CANDIDATES]
     final = {el: scores[el] * (1.0 - _link_density(el, len(_collapse(text_of(el))))) for el in best}
-    winner = _common_ancestor(max(final, key=lambda el: final[el]), final, top)
+    best_single = max(final, key=lambda el: final[el])
+    winner = _common_ancestor(best_single, final, top)
+    similar = winner is not best_single
     if winner not in final:
         final[winner] = scores.get(winner, 0.0)
     parent = winner.getparent()
     if parent is None or winner is top:
-        return [winner]
+        return MainChoice([winner], similar)
     threshold = max(10.0, final[winner] * 0.2)
     chosen: list[etree._Element] = []
     for sibling in parent:
@@ -195,4 +214,4 @@ def main_elements(root: etree._Element) -> list[etree._Element]:
         adjusted = score * (1.0 - _link_density(sibling, len(_collapse(text_of(sibling)))))
         if adjusted + (final[winner] * 0.2 if class_weight(sibling) > 0 else 0) >= threshold:
             chosen.append(sibling)
-    return chosen
+    return MainChoice(chosen, similar)
