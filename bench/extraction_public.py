@@ -13,8 +13,8 @@ repositories (never copied into this one):
   the output is a true positive, missing a false negative; a ``without`` snippet found is a
   false positive, absent a true negative; an empty output finds nothing. Counts are summed over
   the pages; precision = TP / (TP + FP), recall = TP / (TP + FN), accuracy = (TP + TN) / all.
-  ``comments`` snippets are not counted (rypsok keeps comments on purpose; trafilatura's own
-  comparison leaves them out too).
+  ``comments`` snippets are not counted: they judge comment extraction, which neither rypsok
+  nor trafilatura as run here does (trafilatura's comparison scripts leave them out too).
 * ``--scrapinghub-repo PATH``: a checkout of
   https://github.com/scrapinghub/article-extraction-benchmark (``html/<id>.html.gz`` and
   ``ground-truth.json``, id -> ``articleBody`` and ``url``). Scored with that benchmark's
