@@ -172,13 +172,8 @@ class MainChoice:
     """The elements that hold the main content, in document order, and whether they were
     chosen as the shared ancestor of several similar blocks."""
 
-    elements: list[etree._Element]
+    elements: tuple[etree._Element, ...]
     similar_blocks: bool = False
-
-
-def main_elements(root: etree._Element) -> list[etree._Element]:
-    """The elements that hold the main content, in document order."""
-    return main_choice(root).elements
 
 
 def main_choice(root: etree._Element) -> MainChoice:
@@ -186,12 +181,12 @@ def main_choice(root: etree._Element) -> MainChoice:
     for xpath in (".//main", ".//*[@role='main']", ".//article"):
         found = root.xpath(xpath)
         if len(found) == 1:
-            return MainChoice([found[0]])
+            return MainChoice((found[0],))
     body = root.find("body")
     top: etree._Element = body if body is not None else root
     scores = candidates(top)
     if not scores:
-        return MainChoice([top])
+        return MainChoice((top,))
     best = sorted(scores, key=lambda el: -scores[el])[:TOP_CANDIDATES]
     final = {el: scores[el] * (1.0 - _link_density(el, len(_collapse(text_of(el))))) for el in best}
     best_single = max(final, key=lambda el: final[el])
@@ -201,7 +196,7 @@ def main_choice(root: etree._Element) -> MainChoice:
         final[winner] = scores.get(winner, 0.0)
     parent = winner.getparent()
     if parent is None or winner is top:
-        return MainChoice([winner], similar)
+        return MainChoice((winner,), similar)
     threshold = max(10.0, final[winner] * 0.2)
     chosen: list[etree._Element] = []
     for sibling in parent:
@@ -214,4 +209,4 @@ def main_choice(root: etree._Element) -> MainChoice:
         adjusted = score * (1.0 - _link_density(sibling, len(_collapse(text_of(sibling)))))
         if adjusted + (final[winner] * 0.2 if class_weight(sibling) > 0 else 0) >= threshold:
             chosen.append(sibling)
-    return MainChoice(chosen, similar)
+    return MainChoice(tuple(chosen), similar)
