@@ -58,17 +58,15 @@ import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import trafilatura
 
-from extraction_quality import OPTIONAL
+from extraction_quality import OPTIONAL, with_options
 from rypsok.fetch import ExtractionError, Extractor
-from rypsok.fetch import extract as rypsok_extract
-from rypsok.fetch.pipeline import run as run_pipeline
 
 RYPSOK_MEDIA_TYPE = "text/html; charset=utf-8"
 SHINGLE_TOKENS = 4
@@ -98,7 +96,7 @@ class Dataset:
     name: str
     pages: tuple[Page, ...]
     listed: int
-    scoring: str  # "snippets" or "shingles"
+    scoring: Literal["snippets", "shingles"]
 
 
 def _eval_pages_node(source: str) -> ast.expr:
@@ -288,17 +286,10 @@ def _optional(
 
 
 def _variant(overrides: dict[str, bool]) -> Extract:
-    def extract(page: Page) -> str:
-        saved = dict(rypsok_extract.TRAFILATURA_OPTIONS)
-        rypsok_extract.TRAFILATURA_OPTIONS.update(overrides)
-        try:
-            result = run_pipeline({"content_type": RYPSOK_MEDIA_TYPE, "url": page.url}, page.html)
-        finally:
-            rypsok_extract.TRAFILATURA_OPTIONS.clear()
-            rypsok_extract.TRAFILATURA_OPTIONS.update(saved)
-        return markdown_text(getattr(result, "content", ""))
-
-    return extract
+    job = with_options(overrides)
+    return lambda page: markdown_text(
+        job({"content_type": RYPSOK_MEDIA_TYPE, "url": page.url}, page.html)
+    )
 
 
 async def _rypsok(pages: Sequence[Page]) -> dict[str, str]:
@@ -343,7 +334,7 @@ def score(dataset: Dataset, texts: dict[str, dict[str, str]]) -> dict[str, Any]:
     for system, by_page in texts.items():
         if dataset.scoring == "snippets":
             counts = {p.name: snippet_counts(by_page[p.name], p) for p in dataset.pages}
-            per_page[system] = {k: vars_of(c) for k, c in counts.items()}
+            per_page[system] = {k: asdict(c) for k, c in counts.items()}
             totals[system] = snippet_scores(list(counts.values()))
         else:
             shingles = {
@@ -359,10 +350,6 @@ def score(dataset: Dataset, texts: dict[str, dict[str, str]]) -> dict[str, Any]:
         "best_pages": best_pages(dataset, per_page),
         "per_page": per_page,
     }
-
-
-def vars_of(counts: SnippetCounts) -> dict[str, int]:
-    return {"tp": counts.tp, "fn": counts.fn, "fp": counts.fp, "tn": counts.tn}
 
 
 def _page_value(scoring: str, value: Any) -> float:

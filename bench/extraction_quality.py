@@ -121,11 +121,17 @@ def fixtures() -> list[tuple[str, dict[str, Any], bytes]]:
 
 
 def _in_process(favor: str) -> Callable[[dict[str, Any], bytes], str]:
+    return with_options(
+        {"favor_recall": favor == "recall", "favor_precision": favor == "precision"}
+    )
+
+
+def with_options(overrides: dict[str, bool]) -> Callable[[dict[str, Any], bytes], str]:
+    """rypsok's extraction job in this process with these trafilatura settings changed."""
+
     def extract(meta: dict[str, Any], body: bytes) -> str:
         saved = dict(rypsok_extract.TRAFILATURA_OPTIONS)
-        rypsok_extract.TRAFILATURA_OPTIONS.update(
-            favor_recall=favor == "recall", favor_precision=favor == "precision"
-        )
+        rypsok_extract.TRAFILATURA_OPTIONS.update(overrides)
         try:
             result = run_pipeline({"content_type": meta["content_type"], "url": meta["url"]}, body)
         finally:
