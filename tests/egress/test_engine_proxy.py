@@ -34,6 +34,8 @@ from rypsok.contract.vocabulary import FailureClass
 from rypsok.egress import Egress, EgressError, EgressReason
 from rypsok.egress.addresses import AddressPolicy, Category
 from rypsok.egress.proxy import (
+    AUTH_HINT,
+    AUTH_MISSING_HINT,
     engine_proxy_from,
     parse_engine_proxy,
     resolve_proxy_credentials,
@@ -794,6 +796,8 @@ async def test_req_res_008_proxy_asking_for_credentials_is_a_proxy_failure_with_
     assert warning["credentials"] == ("none" if given is None else "configured")
     hint = str(warning["hint"])
     assert "engine_proxy_auth_env" in hint and "engine_proxy_auth_file" in hint
+    # Refused credentials and missing ones call for different action from the operator.
+    assert hint == (AUTH_MISSING_HINT if given is None else AUTH_HINT)
     assert "IGNORE-PREVIOUS" not in json.dumps(warning)  # nothing the proxy said
     text = logs.getvalue()  # every line, the libraries' debug lines included
     assert "wrong-MARKER" not in text
