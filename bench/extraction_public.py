@@ -65,7 +65,7 @@ from typing import Any, Literal
 import anyio
 import trafilatura
 
-from extraction_quality import OPTIONAL, with_options
+from extraction_quality import optional_systems, with_options
 from rypsok.fetch import ExtractionError, Extractor
 
 RYPSOK_MEDIA_TYPE = "text/html; charset=utf-8"
@@ -276,12 +276,7 @@ def _trafilatura(page: Page) -> str:
     return result or ""
 
 
-def _optional(
-    factory: Callable[[], Callable[[dict[str, Any], bytes], str] | None],
-) -> Extract | None:
-    extract = factory()
-    if extract is None:
-        return None
+def _on_page(extract: Callable[[dict[str, Any], bytes], str]) -> Extract:
     return lambda page: extract({"url": page.url}, page.html)
 
 
@@ -315,13 +310,9 @@ def outputs(
         systems.update({name: _variant(o) for name, o in VARIANTS.items()})
     systems["trafilatura"] = _trafilatura
     skipped: list[str] = []
-    for system, package, factory in OPTIONAL if with_optional else ():
-        extract = _optional(factory)
-        if extract is None:
-            skipped.append(system)
-            sys.stderr.write(f"note: {system} skipped: `pip install {package}` to measure it\n")
-        else:
-            systems[system] = extract
+    if with_optional:
+        available, skipped = optional_systems()
+        systems.update({name: _on_page(extract) for name, extract in available.items()})
     for system, extract in systems.items():
         result[system] = {page.name: extract(page) for page in pages}
     return result, skipped

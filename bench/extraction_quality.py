@@ -195,6 +195,21 @@ OPTIONAL = (
 Scores = dict[str, dict[str, tuple[float, float, float]]]
 
 
+def optional_systems() -> tuple[dict[str, Callable[[dict[str, Any], bytes], str]], list[str]]:
+    """The reference systems whose package is installed, and the names of the others (each
+    skipped one is noted on standard error with its install command)."""
+    available: dict[str, Callable[[dict[str, Any], bytes], str]] = {}
+    skipped: list[str] = []
+    for system, package, factory in OPTIONAL:
+        extractor = factory()
+        if extractor is None:
+            skipped.append(system)
+            sys.stderr.write(f"note: {system} skipped: `pip install {package}` to measure it\n")
+        else:
+            available[system] = extractor
+    return available, skipped
+
+
 async def _rypsok_workers(pages: list[tuple[str, dict[str, Any], bytes]]) -> dict[str, str]:
     out: dict[str, str] = {}
     async with Extractor(workers=2, sandbox="none") as extractor:
@@ -215,14 +230,8 @@ def measure() -> tuple[list[str], Scores, list[str]]:
         "trafilatura/precision": _trafilatura("precision"),
         "trafilatura/recall": _trafilatura("recall"),
     }
-    skipped = []
-    for system, package, factory in OPTIONAL:
-        extractor = factory()
-        if extractor is None:
-            skipped.append(system)
-            sys.stderr.write(f"note: {system} skipped: `pip install {package}` to measure it\n")
-        else:
-            systems[system] = extractor
+    available, skipped = optional_systems()
+    systems.update(available)
     for system, extract in systems.items():
         outputs[system] = {name: extract(meta, body) for name, meta, body in pages}
     table = {
