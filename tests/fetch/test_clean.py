@@ -93,6 +93,38 @@ def test_a_header_with_the_page_title_stays_when_there_is_no_article() -> None:
     assert "Page title" in _cleaned("<header><h1>Page title</h1></header><div><p>x</p></div>")
 
 
+@pytest.mark.req("REQ-FETCH-002")
+@pytest.mark.parametrize(
+    "widget",
+    [
+        "<div id='jp-relatedposts' class='jp-relatedposts'><h3>Similar posts</h3></div>",
+        "<div class='yarpp-related'><h3>Similar posts</h3><ol><li>Other</li></ol></div>",
+        "<section class='related-posts'><h3>Similar posts</h3></section>",
+        "<div id='relatedArticles'><a href='/o'>Similar posts</a></div>",
+    ],
+)
+def test_related_posts_widgets_inside_the_article_are_removed(widget: str) -> None:
+    # Jetpack and YARPP put their widgets into the post's own content, inside <article>.
+    paragraph = "<p>" + "The article's own text. " * 20 + "</p>"
+    text = _cleaned(f"<main><article><h1>Title</h1>{paragraph}{widget}</article></main>")
+    assert "Similar posts" not in text
+    assert text.startswith("Title The article's own text.")
+
+
+@pytest.mark.req("REQ-FETCH-002")
+@pytest.mark.parametrize(
+    "section",
+    [
+        "<section id='related-work'><h2>Related work</h2><p>Earlier studies.</p></section>",
+        "<div class='related-posts entry-content'><p>Earlier studies.</p></div>",
+    ],
+)
+def test_content_merely_named_related_stays_inside_the_article(section: str) -> None:
+    paragraph = "<p>" + "The article's own text. " * 20 + "</p>"
+    text = _cleaned(f"<main><article><h1>Title</h1>{paragraph}{section}</article></main>")
+    assert "Earlier studies." in text
+
+
 def test_layout_table_navigation_columns_are_removed() -> None:
     page = (
         "<table><tr><td><a href='/'>Home</a><br><a href='/m'>Menu</a></td>"

@@ -12,7 +12,8 @@ One scan over the tree (:func:`find_noise`) finds two kinds of noise, removed in
 * :func:`remove_chrome` drops site chrome: navigation, banners, page headers and footers and
   complementary asides outside the article, search forms, cookie and consent banners, dialogs,
   blocks whose id or class names chrome (Readability's "unlikely candidates", when they hold a
-  small share of the text and no ``h1``), and the link columns of table layouts;
+  small share of the text and no ``h1``), related-posts widgets even inside the article (they
+  are inserted into the post's content), and the link columns of table layouts;
   :func:`unwrap_layout_tables` then turns layout tables into plain blocks.
 
 :func:`absolutize_links` resolves link targets against the page URL and keeps only http(s)
@@ -102,6 +103,13 @@ _CHROME_TOKENS = frozenset(
         "userbar",
     }
 )
+# Related-posts widgets are inserted into the post's own content (Jetpack's
+# "jp-relatedposts", YARPP's "yarpp-related"), so they are dropped inside the article too; a
+# section merely named "related" (say, a paper's related work) is not such a widget.
+_RELATED_WIDGET_TOKENS = frozenset(
+    {"relatedposts", "relatedarticles", "relatedstories", "relatedlinks", "yarpp"}
+)
+_RELATED_ITEMS = frozenset({"posts", "articles", "stories", "links"})
 # Self-links and edit links next to headings ("¶", "#", "[edit]"): dropped even in the article.
 _DECORATION_TOKENS = frozenset({"headerlink", "editsection", "anchorjs"})
 _CONTENT_TOKENS = frozenset(
@@ -236,6 +244,17 @@ def _chrome_named(el: etree._Element) -> bool:
     return bool(tokens & (_CHROME_TOKENS | _DECORATION_TOKENS)) and not tokens & _CONTENT_TOKENS
 
 
+def _related_widget(el: etree._Element) -> bool:
+    """An id or class that names a related-posts widget and no content word."""
+    if el.tag in _HEADING_TAGS:
+        return False
+    tokens = _marker_tokens(el)
+    named = bool(tokens & _RELATED_WIDGET_TOKENS) or (
+        "related" in tokens and bool(tokens & _RELATED_ITEMS)
+    )
+    return named and not tokens & _CONTENT_TOKENS
+
+
 def _decoration(el: etree._Element) -> bool:
     return el.tag not in _HEADING_TAGS and bool(_marker_tokens(el) & _DECORATION_TOKENS)
 
@@ -248,7 +267,7 @@ def _chrome_candidate(el: etree._Element, tag: str) -> bool:
         return True
     if get("id") is None and get("class") is None:
         return False
-    return _banner_like(el) or _chrome_named(el)
+    return _banner_like(el) or _chrome_named(el) or _related_widget(el)
 
 
 def find_noise(root: etree._Element, style_text: str) -> Noise:
@@ -330,7 +349,9 @@ def _navigation_cell(td: etree._Element) -> bool:
 
 
 def _named_chrome(el: etree._Element, body_chars: int) -> bool:
-    if not _chrome_named(el) or _inside_main(el) or _holds_main(el):
+    if _holds_main(el):
+        return False
+    if not _related_widget(el) and (not _chrome_named(el) or _inside_main(el)):
         return False
     if el.find(".//h1") is not None:
         return False
@@ -339,7 +360,8 @@ def _named_chrome(el: etree._Element, body_chars: int) -> bool:
 
 def remove_chrome(root: etree._Element, noise: Noise) -> int:
     """Drop navigation, banners, page header/footer, asides, search forms, cookie banners,
-    blocks whose id or class names chrome, and navigation columns of layout tables."""
+    blocks whose id or class names chrome, related-posts widgets, and navigation columns of
+    layout tables."""
     has_main = _holds_main(root)
     body_chars = int(root.xpath("string-length(normalize-space(//body))"))
     doomed: list[etree._Element] = []
