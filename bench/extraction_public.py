@@ -25,6 +25,15 @@ repositories (never copied into this one):
   when the numerator and the other term are 0), each averaged over the pages where it is
   defined, and F1 is taken from the two means.
 
+* ``--readability-repo PATH``: a checkout of https://github.com/mozilla/readability. Its test
+  pages are ``test/test-pages/<name>/source.html`` with ``expected.html``, the article
+  Readability.js takes from the page, reviewed by its maintainers; every folder that holds both
+  is a page (the ``extraction/`` and ``detection/`` folders, which hold no such pair, are left
+  out). The expected text is the text of ``expected.html``, block elements separated by a
+  line break; scored with the ScrapingHub metric above. The pages are read with the base URL
+  Readability's own tests give them, ``http://fakehost/test/page.html``. The reference is one
+  extractor's output, so this set measures agreement with Readability.js as much as quality.
+
 Matching is on plain text. Markdown output (rypsok's, and trafilatura's when asked for it) has
 its syntax stripped first (:func:`markdown_text`: link targets, emphasis and code markers, block
 markers at line starts, table pipes, backslash escapes); then both the output and each snippet
@@ -42,7 +51,8 @@ Systems, on the same bytes in the same run:
 * with ``--variants``, rypsok's pipeline in this process with other trafilatura settings than
   the shipped ones (:data:`VARIANTS`), to weigh a change of setting on public pages.
 
-usage: python bench/extraction_public.py (--trafilatura-repo PATH | --scrapinghub-repo PATH)...
+usage: python bench/extraction_public.py (--trafilatura-repo PATH | --scrapinghub-repo PATH
+                                          | --readability-repo PATH)...
                                          [--variants] [--no-optional] [--json FILE]
 """
 
@@ -63,7 +73,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import lxml.html
 import trafilatura
+from lxml import etree
 
 from extraction_quality import optional_systems, with_options
 from rypsok.fetch import ExtractionError, Extractor
@@ -149,6 +161,42 @@ def load_scrapinghub(repo: Path) -> Dataset:
             )
         )
     return Dataset("ScrapingHub articles", tuple(pages), len(truth), "shingles")
+
+
+READABILITY_BASE_URL = "http://fakehost/test/page.html"
+_BLOCKS = (
+    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption",
+    "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav",
+    "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul",
+)  # fmt: skip
+
+
+def html_text(markup: bytes) -> str:
+    """The text of an HTML fragment, a line break after each block element (so that words of
+    two blocks never run together) and none inside inline markup."""
+    root = lxml.html.fragment_fromstring(markup.decode("utf-8"), create_parent="div")
+    for element in root.iter(*_BLOCKS):
+        element.tail = "\n" + (element.tail or "")
+    return str(etree.tostring(root, method="text", encoding="unicode"))
+
+
+def load_readability(repo: Path) -> Dataset:
+    """Readability's test pages from a checkout: each folder with a source and an expected page."""
+    pages = []
+    folders = sorted(p for p in (repo / "test" / "test-pages").iterdir() if p.is_dir())
+    for folder in folders:
+        source, expected = folder / "source.html", folder / "expected.html"
+        if not (source.is_file() and expected.is_file()):
+            continue
+        pages.append(
+            Page(
+                name=folder.name,
+                url=READABILITY_BASE_URL,
+                html=source.read_bytes(),
+                article_body=html_text(expected.read_bytes()),
+            )
+        )
+    return Dataset("Readability test pages", tuple(pages), len(pages), "shingles")
 
 
 _LINK = re.compile(r"!?\[((?:\\.|[^\]\\])*)\]\((?:<[^>]*>|[^)\s]*)\)")
@@ -397,6 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trafilatura-repo", type=Path, action="append", default=[])
     parser.add_argument("--scrapinghub-repo", type=Path, action="append", default=[])
+    parser.add_argument("--readability-repo", type=Path, action="append", default=[])
     parser.add_argument("--json", type=Path, help="also write scores, per page, to this file")
     parser.add_argument(
         "--no-optional", action="store_true", help="skip readability-lxml and resiliparse"
@@ -407,8 +456,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sets = [load_trafilatura_eval(p) for p in args.trafilatura_repo]
     sets += [load_scrapinghub(p) for p in args.scrapinghub_repo]
+    sets += [load_readability(p) for p in args.readability_repo]
     if not sets:
-        parser.error("give at least one --trafilatura-repo or --scrapinghub-repo")
+        parser.error(
+            "give at least one --trafilatura-repo, --scrapinghub-repo or --readability-repo"
+        )
     results, skipped = [], set()
     for dataset in sets:
         if not dataset.pages:

@@ -98,7 +98,41 @@ def test_markdown_syntax_is_stripped_before_matching() -> None:
     )
 
 
-def test_a_whole_run_scores_every_system_on_both_layouts(
+def write_readability_checkout(root: Path) -> None:
+    pages = root / "test" / "test-pages"
+    (pages / "harbour").mkdir(parents=True)
+    (pages / "harbour" / "source.html").write_text(ARTICLE, "utf-8")
+    (pages / "harbour" / "expected.html").write_text(
+        "<div id='readability-page-1' class='page'><h1>The harbour reopens</h1>"
+        "<p>The old harbour reopened on Monday after two years of repairs to its walls. "
+        "Fishing boats returned in the morning and the market opened at noon.</p></div>",
+        "utf-8",
+    )
+    (pages / "no-expected").mkdir()
+    (pages / "no-expected" / "source.html").write_text(ARTICLE, "utf-8")
+    (pages / "extraction").mkdir()
+
+
+def test_readability_pages_are_the_folders_with_both_files(tmp_path: Path) -> None:
+    write_readability_checkout(tmp_path / "readability")
+    dataset = ep.load_readability(tmp_path / "readability")
+    assert [p.name for p in dataset.pages] == ["harbour"]
+    assert (dataset.listed, dataset.scoring) == (1, "shingles")
+    page = dataset.pages[0]
+    assert page.url == ep.READABILITY_BASE_URL
+    assert page.html == ARTICLE.encode("utf-8")
+    assert page.article_body is not None
+    assert page.article_body.startswith("The harbour reopens\nThe old harbour reopened")
+
+
+def test_expected_html_text_separates_blocks_and_keeps_inline_words_whole() -> None:
+    text = ep.html_text(
+        b"<p>one<b>two</b> three</p><ul><li>four</li><li>five</li></ul>six<br>seven"
+    )
+    assert text.split() == ["onetwo", "three", "four", "five", "six", "seven"]
+
+
+def test_a_whole_run_scores_every_system_on_every_layout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_trafilatura_checkout(tmp_path / "traf", tmp_path / "executed")
@@ -110,14 +144,22 @@ def test_a_whole_run_scores_every_system_on_both_layouts(
         json.dumps({"a1": {"articleBody": body, "url": "https://example.org/a1"}}), "utf-8"
     )
     out = tmp_path / "result.json"
-    argv = ["--trafilatura-repo", str(tmp_path / "traf"), "--scrapinghub-repo", str(shub)]
+    write_readability_checkout(tmp_path / "readability")
+    argv = [
+        *("--trafilatura-repo", str(tmp_path / "traf")),
+        *("--scrapinghub-repo", str(shub)),
+        *("--readability-repo", str(tmp_path / "readability")),
+    ]
     assert ep.main([*argv, "--no-optional", "--json", str(out)]) == 0
     table = capsys.readouterr().out
     assert "trafilatura evaluation: 1 pages (of 2 listed)" in table
     assert "ScrapingHub articles: 1 pages (of 1 listed)" in table
     report = json.loads(out.read_text("utf-8"))
-    traf_set, shub_set = report["sets"]
+    traf_set, shub_set, readability_set = report["sets"]
     assert set(traf_set["scores"]) == {"rypsok", "trafilatura"}
     # The page is simple enough that rypsok finds both wanted snippets and no unwanted one.
     assert traf_set["per_page"]["rypsok"]["harbour.html"] == {"tp": 2, "fn": 0, "fp": 0, "tn": 2}
     assert shub_set["scores"]["rypsok"]["recall"] == pytest.approx(1.0)
+    assert "Readability test pages: 1 pages (of 1 listed)" in table
+    # The four copies of the paragraph come out once, as the expected text has it.
+    assert readability_set["scores"]["rypsok"]["f1"] == pytest.approx(1.0)
