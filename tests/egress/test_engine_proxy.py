@@ -379,6 +379,32 @@ async def test_req_res_008_https_engine_request_through_a_connect_tunnel(
     assert engine_dns.queries == []  # the proxy resolves the engine, not rypsok
 
 
+@pytest.mark.req("REQ-RES-008", "REQ-SEC-009")
+async def test_req_res_008_http_1_1_inside_the_tunnel_even_where_the_engine_prefers_http_2(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    engine_dns: DNSServer,
+    server_tls: Callable[..., ssl.SSLContext],
+) -> None:
+    """TLS through the tunnel offers only ``http/1.1`` in ALPN, as without a proxy
+    (tests/egress/test_gateway_edges.py): an engine that prefers ``h2`` still gets HTTP/1.1."""
+    offered: list[str | None] = []
+
+    def record_alpn(conn: Conn) -> None:
+        assert isinstance(conn.sock, ssl.SSLSocket)
+        offered.append(conn.sock.selected_alpn_protocol())
+        respond_each(body=b"{}")(conn)
+
+    proxy = await proxies(names=ENGINE_NAMES).start()
+    tls = server_tls("engine.test")
+    tls.set_alpn_protocols(["h2", "http/1.1"])
+    with serving(record_alpn, tls=tls) as engine:
+        egress = make_egress(proxy_settings(proxy.url, dns=engine_dns))
+        response = await send(egress, f"https://engine.test:{engine.port}/api")
+    assert (response.status, response.body) == (200, b"{}")
+    assert offered == ["http/1.1"]
+
+
 @pytest.mark.req("REQ-RES-008")
 async def test_req_res_008_proxy_name_resolved_once_and_pinned(
     make_egress: MakeEgress,
@@ -1068,3 +1094,18 @@ def test_req_cfg_004_proxy_credentials_need_a_proxy_and_resolve_at_start(
     with pytest.raises(ValueError, match="engine_proxy_auth_env") as refused:
         parse_engine_proxy("http://svc:pw-MARKER-5f3a@127.0.0.1:3128", AddressPolicy())
     assert "MARKER" not in str(refused.value)
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-OBS-005")
+async def test_req_res_008_the_egress_logs_under_rypsoks_logger_by_default(
+    proxies: Callable[..., Proxy], make_egress: MakeEgress
+) -> None:
+    """Without a logger passed in, the egress's events go to ``rypsok.egress``, a child of the
+    logger whose level the operator sets (``[log] level``); the libraries' loggers stay at
+    WARNING, so an event logged elsewhere would escape that level."""
+    proxy = await proxies(names=ENGINE_NAMES, credentials=PROXY_CREDENTIALS).start()
+    with captured_logs() as logs:
+        egress = make_egress(proxy_settings(proxy.url))
+        await failed(egress, "http://searxng.test:8888/search", explicit=True)
+    lines = logs.getvalue().splitlines()
+    assert "rypsok.egress WARNING engine_proxy_authentication" in lines

@@ -7,19 +7,22 @@ Real loopback servers, reached through the allow rule the fixtures inject.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
 
+from rypsok.config.schema import SearchSettings, Settings
 from rypsok.egress import Egress, EgressError, EgressReason
 from rypsok.egress.gateway import MAX_DRIVER_HEADERS, MAX_REQUEST_BODY
 from rypsok.engines.base import EngineRequest
 
-from ._support import USER_AGENT, DNSServer, make_settings, respond_each, serving
+from ._support import USER_AGENT, Conn, DNSServer, make_settings, respond_each, serving
 from .conftest import MakeEgress
 
 pytestmark = pytest.mark.anyio
@@ -184,3 +187,104 @@ async def test_req_sec_017_an_explicit_endpoints_connection_serves_no_other_requ
                 )
     assert len(server.received) == 4
     assert server.connections == 2  # one kept-alive connection per trust level
+
+
+@pytest.mark.req("REQ-SEC-009")
+async def test_req_sec_009_http_1_1_only_even_where_the_server_prefers_http_2(
+    make_egress: MakeEgress,
+    dns_zone: Callable[..., DNSServer],
+    server_tls: Callable[..., ssl.SSLContext],
+) -> None:
+    """Both profiles offer only ``http/1.1`` in TLS ALPN: the byte bounds, the deadline and the
+    header checks are built for HTTP/1.1, and the ``h2`` package is not installed. A server
+    that prefers ``h2`` must still be spoken to in HTTP/1.1 (and answer)."""
+    offered: list[str | None] = []
+
+    def record_alpn(conn: Conn) -> None:
+        assert isinstance(conn.sock, ssl.SSLSocket)
+        offered.append(conn.sock.selected_alpn_protocol())
+        respond_each(body=b"one")(conn)
+
+    dns = dns_zone({"engine.test": ["127.0.0.1"]})
+    tls = server_tls("engine.test")
+    tls.set_alpn_protocols(["h2", "http/1.1"])
+    with serving(record_alpn, tls=tls) as server:
+        egress = make_egress(make_settings(ports=[server.port], dns_server=dns.address))
+        url = f"https://engine.test:{server.port}/api"
+        assert (await get(egress, url)).body == b"one"
+        for explicit in (True, False):  # each trust level has its own pool
+            with anyio.fail_after(GUARD_S):
+                response = await egress.engine_request(
+                    EngineRequest("GET", url), endpoint=url, explicit_endpoint=explicit, **bounds()
+                )
+            assert response.body == b"one"
+    assert offered == ["http/1.1"] * 3
+
+
+class OpenConnections:
+    """A keep-alive handler that counts the connections open now and at most, and holds each
+    first answer until ``together`` requests have arrived (or ``hold_s`` passed)."""
+
+    def __init__(self, together: int, hold_s: float) -> None:
+        self.lock = threading.Lock()
+        self.open = 0
+        self.most = 0
+        self._barrier = threading.Barrier(together)
+        self._hold_s = hold_s
+
+    def __call__(self, conn: Conn) -> None:
+        with self.lock:
+            self.open += 1
+            self.most = max(self.most, self.open)
+        try:
+            first = True
+            while conn.read_request() is not None:
+                if first:
+                    first = False
+                    with contextlib.suppress(threading.BrokenBarrierError):
+                        self._barrier.wait(self._hold_s)
+                if not conn.respond(body=b"{}"):
+                    return
+        finally:
+            with self.lock:
+                self.open -= 1
+
+
+async def engine_burst(egress: Egress, url: str, count: int) -> None:
+    async def one() -> None:
+        await engine(egress, EngineRequest("GET", url), url)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(count):
+            group.start_soon(one)
+
+
+@pytest.mark.req("REQ-SEC-013")
+async def test_req_sec_013_an_engine_origin_holds_at_most_requests_in_flight_connections() -> None:
+    """The pool is a second bound on sockets: more concurrent engine requests than
+    ``[search] requests_in_flight`` (LIM-C1, which the search pipeline enforces first) wait
+    for a connection instead of opening more."""
+    counter = OpenConnections(together=3, hold_s=1.0)
+    settings = Settings(search=SearchSettings(requests_in_flight=2))
+    with serving(counter) as server:
+        async with Egress(settings, USER_AGENT, extra_allow=["127.0.0.1"]) as egress:
+            await engine_burst(egress, f"http://127.0.0.1:{server.port}/api", 3)
+    assert len(server.received) == 3
+    assert (counter.most, server.connections) == (2, 2)
+
+
+@pytest.mark.req("REQ-SEC-013")
+async def test_req_sec_013_idle_engine_connections_beyond_the_keepalive_bound_are_closed() -> None:
+    """After a burst, an origin keeps ``keepalive_per_origin`` idle connections and closes the
+    rest, so idle sockets stay bounded however large a burst was."""
+    counter = OpenConnections(together=3, hold_s=10.0)
+    settings = Settings(search=SearchSettings(requests_in_flight=3))
+    with serving(counter) as server:
+        async with Egress(
+            settings, USER_AGENT, extra_allow=["127.0.0.1"], keepalive_per_origin=1
+        ) as egress:
+            await engine_burst(egress, f"http://127.0.0.1:{server.port}/api", 3)
+            with anyio.move_on_after(GUARD_S):
+                while counter.open > 1:  # the server sees each close a moment later
+                    await anyio.sleep(0.01)
+            assert (counter.most, counter.open) == (3, 1)
