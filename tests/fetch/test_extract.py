@@ -59,6 +59,45 @@ def test_trafilatura_output_keeps_ampersands_as_written() -> None:
     assert "(https://e.org/w?title=A&section=1&copy=2)" in content
 
 
+def _code_page(block: str) -> str:
+    return f"<main><h1>Code</h1>{ARTICLE}{block}{ARTICLE}</main>"
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_preformatted_text_is_a_fenced_block_however_it_is_highlighted() -> None:
+    # Python-Markdown's "codehilite" class: trafilatura alone renders this as prose, with the
+    # underscore escaped (override\_settings) and the blank line lost.
+    block = (
+        "<div class='codehilite'><pre><span class='kn'>from</span> <span class='nn'>django"
+        "</span> <span class='kn'>import</span> <span class='n'>override_settings</span>\n\n"
+        "<span class='nd'>@override_settings</span>(DEBUG=<span class='kc'>True</span>)\n"
+        "<span class='k'>def</span> <span class='nf'>test_a</span>(*args):\n"
+        "    <span class='k'>pass</span>\n</pre></div>"
+    )
+    content = main_markdown(_root(_code_page(block))).markdown
+    assert (
+        "```\nfrom django import override_settings\n\n"
+        "@override_settings(DEBUG=True)\ndef test_a(*args):\n    pass\n```"
+    ) in content
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_code_block_keeps_its_blank_lines_and_its_br_lines() -> None:
+    block = (
+        "<pre><code class='language-c'><span>// add.c</span><br><br>int add(int x)<br>"
+        "{<br>  return x;<br>}</code></pre><pre>first\n\n\nsecond\n   \nthird</pre>"
+    )
+    content = main_markdown(_root(_code_page(block))).markdown
+    assert "```\n// add.c\n\nint add(int x)\n{\n  return x;\n}\n```" in content
+    assert "```\nfirst\n\n\nsecond\n\nthird\n```" in content
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_one_line_pre_is_a_block_not_an_inline_span() -> None:
+    content = main_markdown(_root(_code_page("<pre><code>make install</code></pre>"))).markdown
+    assert "\n```\nmake install\n```\n" in content
+
+
 def test_a_big_tree_skips_trafilatura(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(extract, "TRAFILATURA_MAX_ELEMENTS", 5)
 

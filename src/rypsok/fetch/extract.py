@@ -52,6 +52,13 @@ _NON_WORD = re.compile(r"\W+")
 _ASCII_NON_WORD = bytes(c for c in range(128) if not (chr(c).isalnum() or chr(c) == "_"))
 _WORD_SLICE = 256 * 1024
 _HREFS = etree.XPath(".//a/@href", smart_strings=False)
+# trafilatura deletes every empty line of its output, inside code blocks too, and removes
+# U+2424 (its own mark for a line to keep) at the very end: a blank line of a code block
+# written as that mark comes out blank.
+_KEPT_LINE = "\u2424"
+_BLANK_LINE = re.compile(r"^[ \t]*$", re.MULTILINE)
+# Blocks some highlighters put around each line of a <pre> (without a newline between them).
+_LINE_TAGS = ("div", "p", "li", "tr")
 _LIST_ITEMS = etree.XPath("count(.//li)")
 
 
@@ -131,6 +138,36 @@ def _escaped_markup(root: etree._Element) -> str:
     return markup.replace("&amp;", "&amp;amp;")
 
 
+def _code_blocks(copy: etree._Element) -> None:
+    """Hand each ``<pre>`` to trafilatura as one ``<code>`` block of its text.
+
+    A ``<pre>`` is preformatted text, so it becomes a fenced block: trafilatura fences one only
+    when it recognises code by its own markers (a ``highlight`` class, a ``lang`` attribute, a
+    single ``<code>`` child, code-like first words) and otherwise renders it as prose, with
+    its ``_`` and ``*`` escaped (``override\\_settings``) and its line structure lost. Blank
+    lines inside the block are written as trafilatura's kept-line mark (see ``_KEPT_LINE``).
+    Markup inside a ``<pre>`` (syntax-highlighting spans, links) has no place in a fenced
+    block and goes; its text stays, a ``<br>`` or a line's block element ending its line.
+    """
+    for pre in list(copy.iter("pre")):
+        if next(pre.iterancestors("pre"), None) is not None:
+            continue  # its text is taken with the outer block's
+        for br in pre.iter("br"):
+            br.tail = "\n" + (br.tail or "")
+        for line in pre.iter(*_LINE_TAGS):
+            line.tail = "\n" + (line.tail or "")
+        text = _BLANK_LINE.sub(_KEPT_LINE, "".join(pre.itertext()).strip("\n"))
+        tail = pre.tail
+        for child in list(pre):
+            pre.remove(child)
+        pre.text = None
+        pre.tail = tail
+        code = etree.SubElement(pre, "code")
+        # A newline makes trafilatura fence even a one-line block (it would write an inline
+        # code span, run into the next paragraph); the empty line it leaves is deleted.
+        code.text = text + "\n"
+
+
 def _trafilatura(root: etree._Element) -> str:
     # trafilatura wants lxml.html elements and edits the tree it gets; the fallback needs the
     # original. Serializing the bounded tree and reading it back gives both, and the copy can be
@@ -138,6 +175,7 @@ def _trafilatura(root: etree._Element) -> str:
     # absolute already (clean.absolutize_links), and trafilatura would only resolve each one
     # again, to the same value.
     copy = lxml.html.document_fromstring(_escaped_markup(root))
+    _code_blocks(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
     return result.strip() if isinstance(result, str) else ""
 
