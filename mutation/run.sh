@@ -30,6 +30,7 @@ SECURITY_MODULES=(
     "src/rypsok/privacy/*"
     "src/rypsok/fetch/robots.py"
     "src/rypsok/services/privacy_gate.py"
+    "src/rypsok/egress/gateway.py"
 )
 if [ "$#" -gt 0 ]; then
     MODULES=("$@")

@@ -162,6 +162,33 @@ def respond_each(
     return handler
 
 
+class OpenConnections:
+    """A keep-alive handler that counts the connections open now and at most, and holds each
+    answer until ``together`` requests wait for theirs (or ``hold_s`` passed: the barrier is
+    then broken and every later answer goes at once)."""
+
+    def __init__(self, together: int, hold_s: float) -> None:
+        self.lock = threading.Lock()
+        self.open = 0
+        self.most = 0
+        self._barrier = threading.Barrier(together)
+        self._hold_s = hold_s
+
+    def __call__(self, conn: Conn) -> None:
+        with self.lock:
+            self.open += 1
+            self.most = max(self.most, self.open)
+        try:
+            while conn.read_request() is not None:
+                with contextlib.suppress(threading.BrokenBarrierError):
+                    self._barrier.wait(self._hold_s)
+                if not conn.respond(body=b"{}"):
+                    return
+        finally:
+            with self.lock:
+                self.open -= 1
+
+
 class HTTPServer:
     """A threaded HTTP/1.1 server on a loopback address, optionally with TLS."""
 

@@ -28,10 +28,10 @@ import pytest
 
 from rypsok.app import ConfigurationError, load
 from rypsok.config.load import ConfigError, parse_settings
-from rypsok.config.schema import EgressSettings, FetchSettings, Settings
+from rypsok.config.schema import EgressSettings, FetchSettings, SearchSettings, Settings
 from rypsok.config.secrets import Secret
 from rypsok.contract.vocabulary import FailureClass
-from rypsok.egress import Egress, EgressError, EgressReason
+from rypsok.egress import Egress, EgressError, EgressReason, gateway
 from rypsok.egress.addresses import AddressPolicy, Category
 from rypsok.egress.proxy import (
     AUTH_HINT,
@@ -44,7 +44,15 @@ from rypsok.engines.base import EngineRequest, EngineResponse
 from rypsok.logs import JsonLineFormatter
 from rypsok.search.pipeline import _classify_egress
 
-from ._support import USER_AGENT, Conn, DNSServer, HTTPServer, respond_each, serving
+from ._support import (
+    USER_AGENT,
+    Conn,
+    DNSServer,
+    HTTPServer,
+    OpenConnections,
+    respond_each,
+    serving,
+)
 from .conftest import MakeEgress
 
 pytestmark = pytest.mark.anyio
@@ -1109,3 +1117,75 @@ async def test_req_res_008_the_egress_logs_under_rypsoks_logger_by_default(
         await failed(egress, "http://searxng.test:8888/search", explicit=True)
     lines = logs.getvalue().splitlines()
     assert "rypsok.egress WARNING engine_proxy_authentication" in lines
+
+
+async def tunnelled_burst(egress: Egress, endpoint: str, count: int) -> None:
+    async with anyio.create_task_group() as group:
+        for _ in range(count):
+            group.start_soon(send, egress, endpoint)
+
+
+def bounded_settings(proxy: Proxy, dns: DNSServer, requests_in_flight: int) -> Settings:
+    return Settings(
+        egress=EgressSettings(engine_proxy=proxy.url, dns_servers=[dns.address]),
+        search=SearchSettings(requests_in_flight=requests_in_flight),
+    )
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-SEC-013")
+async def test_req_res_008_the_proxy_pool_has_the_direct_pools_bounds(
+    proxies: Callable[..., Proxy],
+    engine_dns: DNSServer,
+    server_tls: Callable[..., ssl.SSLContext],
+    client_tls: ssl.SSLContext,
+) -> None:
+    """Through the proxy, an engine origin holds at most ``requests_in_flight`` tunnels at
+    once and keeps ``keepalive_per_origin`` of them idle after a burst, as without a proxy
+    (tests/egress/test_gateway_edges.py)."""
+    proxy = await proxies(names=ENGINE_NAMES).start()
+    counter = OpenConnections(together=3, hold_s=1.0)
+    with serving(counter, tls=server_tls("engine.test")) as engine:
+        endpoint = f"https://engine.test:{engine.port}/api"
+        settings = bounded_settings(proxy, engine_dns, requests_in_flight=2)
+        async with Egress(
+            settings, USER_AGENT, extra_allow=["127.0.0.1"], ssl_context=client_tls
+        ) as egress:
+            await tunnelled_burst(egress, endpoint, 3)
+    assert (len(engine.received), counter.most, proxy.connections) == (3, 2, 2)
+
+    proxy = await proxies(names=ENGINE_NAMES).start()
+    counter = OpenConnections(together=3, hold_s=10.0)
+    with serving(counter, tls=server_tls("engine.test")) as engine:
+        endpoint = f"https://engine.test:{engine.port}/api"
+        settings = bounded_settings(proxy, engine_dns, requests_in_flight=3)
+        async with Egress(
+            settings,
+            USER_AGENT,
+            extra_allow=["127.0.0.1"],
+            ssl_context=client_tls,
+            keepalive_per_origin=1,
+        ) as egress:
+            await tunnelled_burst(egress, endpoint, 3)
+            await tunnelled_burst(egress, endpoint, 3)
+    # The second burst reuses the one tunnel kept idle and opens two more.
+    assert (len(engine.received), proxy.connections) == (6, 5)
+
+
+@pytest.mark.req("REQ-RES-008", "REQ-SEC-013")
+async def test_req_res_008_an_idle_tunnel_expires(
+    make_egress: MakeEgress,
+    proxies: Callable[..., Proxy],
+    engine_dns: DNSServer,
+    server_tls: Callable[..., ssl.SSLContext],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tunnel idle for longer than ENGINE_KEEPALIVE_S is closed, not reused."""
+    monkeypatch.setattr(gateway, "ENGINE_KEEPALIVE_S", 0.05)
+    proxy = await proxies(names=ENGINE_NAMES).start()
+    with serving(respond_each(body=b"{}"), tls=server_tls("engine.test")) as engine:
+        egress = make_egress(proxy_settings(proxy.url, dns=engine_dns))
+        endpoint = f"https://engine.test:{engine.port}/api"
+        await send(egress, endpoint)
+        await anyio.sleep(0.3)
+        await send(egress, endpoint)
+    assert (len(engine.received), proxy.connections) == (2, 2)

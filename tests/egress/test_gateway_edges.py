@@ -7,10 +7,8 @@ Real loopback servers, reached through the allow rule the fixtures inject.
 
 from __future__ import annotations
 
-import contextlib
 import socket
 import ssl
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -18,11 +16,19 @@ import anyio
 import pytest
 
 from rypsok.config.schema import SearchSettings, Settings
-from rypsok.egress import Egress, EgressError, EgressReason
+from rypsok.egress import Egress, EgressError, EgressReason, gateway
 from rypsok.egress.gateway import MAX_DRIVER_HEADERS, MAX_REQUEST_BODY
 from rypsok.engines.base import EngineRequest
 
-from ._support import USER_AGENT, Conn, DNSServer, make_settings, respond_each, serving
+from ._support import (
+    USER_AGENT,
+    Conn,
+    DNSServer,
+    OpenConnections,
+    make_settings,
+    respond_each,
+    serving,
+)
 from .conftest import MakeEgress
 
 pytestmark = pytest.mark.anyio
@@ -221,35 +227,6 @@ async def test_req_sec_009_http_1_1_only_even_where_the_server_prefers_http_2(
     assert offered == ["http/1.1"] * 3
 
 
-class OpenConnections:
-    """A keep-alive handler that counts the connections open now and at most, and holds each
-    first answer until ``together`` requests have arrived (or ``hold_s`` passed)."""
-
-    def __init__(self, together: int, hold_s: float) -> None:
-        self.lock = threading.Lock()
-        self.open = 0
-        self.most = 0
-        self._barrier = threading.Barrier(together)
-        self._hold_s = hold_s
-
-    def __call__(self, conn: Conn) -> None:
-        with self.lock:
-            self.open += 1
-            self.most = max(self.most, self.open)
-        try:
-            first = True
-            while conn.read_request() is not None:
-                if first:
-                    first = False
-                    with contextlib.suppress(threading.BrokenBarrierError):
-                        self._barrier.wait(self._hold_s)
-                if not conn.respond(body=b"{}"):
-                    return
-        finally:
-            with self.lock:
-                self.open -= 1
-
-
 async def engine_burst(egress: Egress, url: str, count: int) -> None:
     async def one() -> None:
         await engine(egress, EngineRequest("GET", url), url)
@@ -288,3 +265,67 @@ async def test_req_sec_013_idle_engine_connections_beyond_the_keepalive_bound_ar
                 while counter.open > 1:  # the server sees each close a moment later
                     await anyio.sleep(0.01)
             assert (counter.most, counter.open) == (3, 1)
+
+
+@pytest.mark.req("REQ-SEC-011")
+async def test_req_sec_011_a_name_lookup_is_bounded_by_the_connect_timeout(
+    make_egress: MakeEgress, dns_server: Callable[..., DNSServer]
+) -> None:
+    """A DNS server that never answers ends the call as ``dns_failure`` at the connect
+    timeout, well inside the total deadline (which would end it as ``timeout``)."""
+    dns = dns_server(lambda _name, _type, _n: None)
+    egress = make_egress(make_settings(dns_server=dns.address))
+    with pytest.raises(EgressError) as caught:
+        await get(egress, "http://silent.test/", connect_timeout_s=0.3, total_timeout_s=4)
+    assert caught.value.reason == EgressReason.DNS_FAILURE
+
+
+@pytest.mark.req("REQ-SEC-013")
+async def test_req_sec_013_an_idle_engine_connection_expires(
+    make_egress: MakeEgress, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An engine connection idle for longer than ENGINE_KEEPALIVE_S is closed, not reused:
+    a kept-alive socket does not outlive the engine's own idle timeout by much."""
+    monkeypatch.setattr(gateway, "ENGINE_KEEPALIVE_S", 0.05)
+    with serving(respond_each(body=b"{}")) as server:
+        egress = make_egress()
+        url = f"http://127.0.0.1:{server.port}/api"
+        await engine(egress, EngineRequest("GET", url), url)
+        await anyio.sleep(0.3)
+        await engine(egress, EngineRequest("GET", url), url)
+    assert (len(server.received), server.connections) == (2, 2)
+
+
+@pytest.mark.req("REQ-SEC-013")
+async def test_req_sec_013_the_connection_bound_is_per_origin() -> None:
+    """Each engine origin has its own pool: with room for one connection per origin, two
+    engines still answer at once, and one slow engine never holds up another's requests."""
+    counter = OpenConnections(together=2, hold_s=1.0)
+    settings = Settings(search=SearchSettings(requests_in_flight=1))
+    with serving(counter) as first, serving(counter) as second:
+        async with Egress(settings, USER_AGENT, extra_allow=["127.0.0.1"]) as egress:
+            urls = [f"http://127.0.0.1:{s.port}/api" for s in (first, second)]
+            async with anyio.create_task_group() as group:
+                for url in urls:
+                    group.start_soon(engine, egress, EngineRequest("GET", url), url)
+    assert counter.most == 2
+
+
+@pytest.mark.req("REQ-SEC-013")
+async def test_closing_the_egress_closes_every_pool_even_when_cancelled() -> None:
+    """The service's shutdown may run in a cancelled scope: every pooled engine connection is
+    closed anyway, not only the first pool's."""
+    counter = OpenConnections(together=1, hold_s=0)
+    with serving(counter) as first, serving(counter) as second:
+        egress = Egress(Settings(), USER_AGENT, extra_allow=["127.0.0.1"])
+        for server in (first, second):
+            url = f"http://127.0.0.1:{server.port}/api"
+            await engine(egress, EngineRequest("GET", url), url)
+        assert counter.open == 2
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await egress.aclose()
+        with anyio.move_on_after(GUARD_S):
+            while counter.open:
+                await anyio.sleep(0.01)
+        assert counter.open == 0
