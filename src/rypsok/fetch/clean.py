@@ -236,23 +236,27 @@ def _marker_tokens(el: etree._Element) -> set[str]:
     return set(_TOKEN_SPLIT.split(marker)) - {""}
 
 
-def _chrome_named(el: etree._Element) -> bool:
-    """An id or class that names chrome ("footer", "sidebar"...) and no content word."""
-    if el.tag in _HEADING_TAGS:
-        return False
-    tokens = _marker_tokens(el)
+def _names_chrome(tokens: set[str]) -> bool:
+    """Tokens that name chrome ("footer", "sidebar"...) and no content word."""
     return bool(tokens & (_CHROME_TOKENS | _DECORATION_TOKENS)) and not tokens & _CONTENT_TOKENS
 
 
-def _related_widget(el: etree._Element) -> bool:
-    """An id or class that names a related-posts widget and no content word."""
-    if el.tag in _HEADING_TAGS:
-        return False
-    tokens = _marker_tokens(el)
+def _names_related_widget(tokens: set[str]) -> bool:
+    """Tokens that name a related-posts widget and no content word."""
     named = bool(tokens & _RELATED_WIDGET_TOKENS) or (
         "related" in tokens and bool(tokens & _RELATED_ITEMS)
     )
     return named and not tokens & _CONTENT_TOKENS
+
+
+def _chrome_named(el: etree._Element) -> bool:
+    """An element (not a heading) whose id or class names chrome."""
+    return el.tag not in _HEADING_TAGS and _names_chrome(_marker_tokens(el))
+
+
+def _related_widget(el: etree._Element) -> bool:
+    """An element (not a heading) whose id or class names a related-posts widget."""
+    return el.tag not in _HEADING_TAGS and _names_related_widget(_marker_tokens(el))
 
 
 def _decoration(el: etree._Element) -> bool:
@@ -267,7 +271,12 @@ def _chrome_candidate(el: etree._Element, tag: str) -> bool:
         return True
     if get("id") is None and get("class") is None:
         return False
-    return _banner_like(el) or _chrome_named(el) or _related_widget(el)
+    if _banner_like(el):
+        return True
+    if tag in _HEADING_TAGS:
+        return False
+    tokens = _marker_tokens(el)  # once: this runs for every element with an id or class
+    return _names_chrome(tokens) or _names_related_widget(tokens)
 
 
 def find_noise(root: etree._Element, style_text: str) -> Noise:
