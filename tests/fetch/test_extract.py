@@ -93,6 +93,31 @@ def test_a_code_block_keeps_its_blank_lines_and_its_br_lines() -> None:
 
 
 @pytest.mark.req("REQ-FETCH-002")
+def test_the_text_after_a_code_block_is_kept() -> None:
+    # trafilatura drops the text that follows a code block in the same parent.
+    for block in (
+        "<div><pre>make</pre> and then the tail sentence.</div>",
+        "<pre>make</pre> and then the tail sentence.",
+        "<div class='highlight'><pre>make</pre></div> and then the tail sentence.",
+    ):
+        content = main_markdown(_root(_code_page(block))).markdown
+        assert "```\nmake\n```\nand then the tail sentence." in content, block
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_pre_in_a_list_item_or_a_table_cell_stays_inline() -> None:
+    # A fenced block cannot sit in a Markdown list item or table cell as trafilatura writes them.
+    page = _code_page(
+        "<ul><li>Run <pre>make</pre> then done.</li></ul>"
+        "<table><tr><td><pre>x = 1</pre></td><td>value</td></tr></table>"
+    )
+    content = main_markdown(_root(page)).markdown
+    assert "- Run make then done." in content
+    assert "| x = 1 | value |" in content
+    assert "```" not in content
+
+
+@pytest.mark.req("REQ-FETCH-002")
 def test_a_one_line_pre_is_a_block_not_an_inline_span() -> None:
     content = main_markdown(_root(_code_page("<pre><code>make install</code></pre>"))).markdown
     assert "\n```\nmake install\n```\n" in content

@@ -59,6 +59,8 @@ _KEPT_LINE = "\u2424"
 _BLANK_LINE = re.compile(r"^[ \t]*$", re.MULTILINE)
 # Blocks some highlighters put around each line of a <pre> (without a newline between them).
 _LINE_TAGS = ("div", "p", "li", "tr")
+# Where a <pre> is left to trafilatura as it is (the outer one of nested blocks takes the text).
+_INLINE_CONTAINERS = ("pre", "li", "td", "th")
 _LIST_ITEMS = etree.XPath("count(.//li)")
 
 
@@ -138,34 +140,56 @@ def _escaped_markup(root: etree._Element) -> str:
     return markup.replace("&amp;", "&amp;amp;")
 
 
+def _only_wrapper(el: etree._Element) -> bool:
+    """A ``div`` or ``section`` whose one child is all it holds (no text before or after)."""
+    return (
+        el.tag in ("div", "section")
+        and len(el) == 1
+        and not (el.text or "").strip()
+        and not (el[0].tail or "").strip()
+    )
+
+
 def _code_blocks(copy: etree._Element) -> None:
-    """Hand each ``<pre>`` to trafilatura as one ``<code>`` block of its text.
+    """Hand each ``<pre>`` to trafilatura as a code block it fences, with its text intact.
 
     A ``<pre>`` is preformatted text, so it becomes a fenced block: trafilatura fences one only
-    when it recognises code by its own markers (a ``highlight`` class, a ``lang`` attribute, a
-    single ``<code>`` child, code-like first words) and otherwise renders it as prose, with
-    its ``_`` and ``*`` escaped (``override\\_settings``) and its line structure lost. Blank
-    lines inside the block are written as trafilatura's kept-line mark (see ``_KEPT_LINE``).
-    Markup inside a ``<pre>`` (syntax-highlighting spans, links) has no place in a fenced
-    block and goes; its text stays, a ``<br>`` or a line's block element ending its line.
+    when it recognises code by its own markers (a ``highlight`` class on the parent, a ``lang``
+    attribute, a single ``<code>`` child, code-like first words) and otherwise renders it as
+    prose, with its ``_`` and ``*`` escaped (``override\\_settings``) and its lines run
+    together. Each ``<pre>`` is given the ``highlight`` parent and only its text: markup inside
+    (syntax-highlighting spans, links) has no place in a fenced block; a ``<br>`` or a line's
+    block element ends its line, and blank lines are written as trafilatura's kept-line mark
+    (``_KEPT_LINE``). trafilatura drops the text that follows a code block in the same parent,
+    so that text becomes a paragraph of its own. A ``<pre>`` in a list item or a table cell is
+    left as it was: trafilatura cannot put a fenced block there.
     """
     for pre in list(copy.iter("pre")):
-        if next(pre.iterancestors("pre"), None) is not None:
-            continue  # its text is taken with the outer block's
+        if next(pre.iterancestors(*_INLINE_CONTAINERS), None) is not None:
+            continue
         for br in pre.iter("br"):
             br.tail = "\n" + (br.tail or "")
         for line in pre.iter(*_LINE_TAGS):
             line.tail = "\n" + (line.tail or "")
         text = _BLANK_LINE.sub(_KEPT_LINE, "".join(pre.itertext()).strip("\n"))
-        tail = pre.tail
         for child in list(pre):
             pre.remove(child)
-        pre.text = None
-        pre.tail = tail
-        code = etree.SubElement(pre, "code")
+        pre.attrib.clear()
         # A newline makes trafilatura fence even a one-line block (it would write an inline
         # code span, run into the next paragraph); the empty line it leaves is deleted.
-        code.text = text + "\n"
+        pre.text = text + "\n"
+        block = etree.Element("div", {"class": "highlight"})
+        pre.addprevious(block)
+        block.tail, pre.tail = pre.tail, None
+        block.append(pre)
+        # The text after the block is the tail of the outermost wrapper holding nothing else.
+        top = block
+        while (parent := top.getparent()) is not None and _only_wrapper(parent):
+            top = parent
+        if top.tail and top.tail.strip():
+            after = etree.Element("p")
+            after.text, top.tail = top.tail, None
+            top.addnext(after)
 
 
 def _trafilatura(root: etree._Element) -> str:
