@@ -118,6 +118,28 @@ def test_a_pre_in_a_list_item_or_a_table_cell_stays_inline() -> None:
 
 
 @pytest.mark.req("REQ-FETCH-002")
+def test_the_sources_indentation_is_not_returned_as_text() -> None:
+    # trafilatura collapses spacing inside <p> only; a div's own text and inline markup across
+    # source lines kept the page source's indentation, paid for out of max_chars.
+    page = (
+        "<html><body><article><h1>Spacing</h1>"
+        "<div>A block of text written\n        over three lines\n        of the source.</div>"
+        "<p>Some <b>bold\n            words</b> here.</p>"
+        "<div style='white-space: pre-wrap'>kept\n    as written</div>"
+        "<pre>  code\n    indented</pre><p>Inline <code>a  b</code>.</p>"
+        "</article></body></html>"
+    )
+    result = run({"content_type": "text/html", "url": "https://e.org/"}, page.encode())
+    assert isinstance(result, WireResult)
+    content = result.content
+    assert "A block of text written\nover three lines\nof the source." in content
+    assert "**bold\nwords** here." in content
+    assert "kept\n    as written" in content
+    assert "```\n  code\n    indented\n```" in content
+    assert "`a  b`" in content
+
+
+@pytest.mark.req("REQ-FETCH-002")
 def test_a_one_line_pre_is_a_block_not_an_inline_span() -> None:
     content = main_markdown(_root(_code_page("<pre><code>make install</code></pre>"))).markdown
     assert "\n```\nmake install\n```\n" in content

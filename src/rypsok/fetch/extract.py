@@ -59,6 +59,15 @@ _KEPT_LINE = "\u2424"
 _BLANK_LINE = re.compile(r"^[ \t]*$", re.MULTILINE)
 # Blocks some highlighters put around each line of a <pre> (without a newline between them).
 _LINE_TAGS = ("div", "p", "li", "tr")
+# Text outside preformatted elements with a line break, a tab or two spaces in a row: the
+# page source's indentation, which trafilatura keeps outside <p> (a div's own text, inline
+# markup across lines). An inline white-space style may make it significant: left alone.
+_INDENTED_TEXT = etree.XPath(
+    "//text()[not(ancestor::pre or ancestor::code or ancestor::textarea"
+    " or ancestor::*[contains(@style, 'white-space')])]"
+    "[contains(., '\n') or contains(., '\t') or contains(., '  ')]"
+)
+_SOURCE_SPACING = re.compile(r"[ \t\r\f]*\n[ \t\n\r\f]*|[ \t\r\f]{2,}")
 # Where a <pre> is left to trafilatura as it is (the outer one of nested blocks takes the text).
 _INLINE_CONTAINERS = ("pre", "li", "td", "th")
 _LIST_ITEMS = etree.XPath("count(.//li)")
@@ -192,6 +201,29 @@ def _code_blocks(copy: etree._Element) -> None:
             top.addnext(after)
 
 
+def _spacing(match: re.Match[str]) -> str:
+    return "\n" if "\n" in match.group() else " "
+
+
+def _source_indentation(copy: etree._Element) -> None:
+    """Reduce the page source's spacing in text outside preformatted elements: each run of
+    spaces and line breaks to one line break when it holds one, else to one space.
+
+    A browser shows none of it; trafilatura collapses it inside ``<p>`` only, so a ``div``'s own
+    text or a ``<b>`` across two source lines came out with the source's indentation (up to an
+    eighth of the characters of a hand-written page, counted against ``max_chars``). Line breaks
+    are kept, where a stylesheet rypsok does not load may make them visible.
+    """
+    for node in _INDENTED_TEXT(copy):
+        parent = node.getparent()
+        if parent is None:
+            continue
+        if node.is_tail:
+            parent.tail = _SOURCE_SPACING.sub(_spacing, node)
+        else:
+            parent.text = _SOURCE_SPACING.sub(_spacing, node)
+
+
 def _trafilatura(root: etree._Element) -> str:
     # trafilatura wants lxml.html elements and edits the tree it gets; the fallback needs the
     # original. Serializing the bounded tree and reading it back gives both, and the copy can be
@@ -200,6 +232,7 @@ def _trafilatura(root: etree._Element) -> str:
     # again, to the same value.
     copy = lxml.html.document_fromstring(_escaped_markup(root))
     _code_blocks(copy)
+    _source_indentation(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
     return result.strip() if isinstance(result, str) else ""
 
