@@ -117,26 +117,35 @@ def test_a_pre_in_a_list_item_or_a_table_cell_stays_inline() -> None:
     assert "```" not in content
 
 
+def _article_content(body: str) -> str:
+    page = f"<html><body><article><h1>Spacing</h1>{body}</article></body></html>"
+    result = run({"content_type": "text/html", "url": "https://e.org/"}, page.encode())
+    assert isinstance(result, WireResult)
+    return result.content
+
+
 @pytest.mark.req("REQ-FETCH-002")
 def test_the_sources_indentation_is_not_returned_as_text() -> None:
     # trafilatura collapses spacing inside <p> only; a div's own text and inline markup across
     # source lines kept the page source's indentation, paid for out of max_chars.
-    page = (
-        "<html><body><article><h1>Spacing</h1>"
+    content = _article_content(
         "<div>A block of text written\n        over three lines\n        of the source.</div>"
         "<p>Some <b>bold\n            words</b> here.</p>"
-        "<div style='white-space: pre-wrap'>kept\n    as written</div>"
-        "<pre>  code\n    indented</pre><p>Inline <code>a  b</code>.</p>"
-        "</article></body></html>"
+        "<pre>  code\n    indented</pre><p>Inline <code>a\n    b</code>.</p>"
     )
-    result = run({"content_type": "text/html", "url": "https://e.org/"}, page.encode())
-    assert isinstance(result, WireResult)
-    content = result.content
     assert "A block of text written\nover three lines\nof the source." in content
     assert "**bold\nwords** here." in content
-    assert "kept\n    as written" in content
     assert "```\n  code\n    indented\n```" in content
-    assert "`a  b`" in content
+    assert "a\n    b" in content
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_page_with_an_inline_white_space_style_keeps_its_spacing() -> None:
+    content = _article_content(
+        "<div style='white-space: pre-wrap'>kept\n    as written</div>"
+        "<div>A block of text written\n        over two lines.</div>"
+    )
+    assert "kept\n    as written" in content
 
 
 @pytest.mark.req("REQ-FETCH-002")

@@ -59,15 +59,11 @@ _KEPT_LINE = "\u2424"
 _BLANK_LINE = re.compile(r"^[ \t]*$", re.MULTILINE)
 # Blocks some highlighters put around each line of a <pre> (without a newline between them).
 _LINE_TAGS = ("div", "p", "li", "tr")
-# Text outside preformatted elements with a line break, a tab or two spaces in a row: the
-# page source's indentation, which trafilatura keeps outside <p> (a div's own text, inline
-# markup across lines). An inline white-space style may make it significant: left alone.
-_INDENTED_TEXT = etree.XPath(
-    "//text()[not(ancestor::pre or ancestor::code or ancestor::textarea"
-    " or ancestor::*[contains(@style, 'white-space')])]"
-    "[contains(., '\n') or contains(., '\t') or contains(., '  ')]"
-)
-_SOURCE_SPACING = re.compile(r"[ \t\r\f]*\n[ \t\n\r\f]*|[ \t\r\f]{2,}")
+# The page source's indentation: spaces and tabs after a line break (a pattern that starts
+# with the line break is searched for as a literal, 25 times faster than one that starts with
+# optional spaces). Kept inside elements where spacing is text (pre, code, textarea).
+_INDENTATION = re.compile(r"\n[ \t]+")
+_VERBATIM = re.compile(r"(<(pre|code|textarea)\b.*?</\2>)", re.DOTALL)
 # Where a <pre> is left to trafilatura as it is (the outer one of nested blocks takes the text).
 _INLINE_CONTAINERS = ("pre", "li", "td", "th")
 _LIST_ITEMS = etree.XPath("count(.//li)")
@@ -201,27 +197,26 @@ def _code_blocks(copy: etree._Element) -> None:
             top.addnext(after)
 
 
-def _spacing(match: re.Match[str]) -> str:
-    return "\n" if "\n" in match.group() else " "
-
-
-def _source_indentation(copy: etree._Element) -> None:
-    """Reduce the page source's spacing in text outside preformatted elements: each run of
-    spaces and line breaks to one line break when it holds one, else to one space.
+def _without_indentation(markup: str) -> str:
+    """The serialized tree with the page source's indentation removed outside ``pre``,
+    ``code`` and ``textarea``: no line break is followed by spaces or tabs.
 
     A browser shows none of it; trafilatura collapses it inside ``<p>`` only, so a ``div``'s own
     text or a ``<b>`` across two source lines came out with the source's indentation (up to an
     eighth of the characters of a hand-written page, counted against ``max_chars``). Line breaks
-    are kept, where a stylesheet rypsok does not load may make them visible.
+    stay, where a stylesheet rypsok does not load may make them visible; a page with an inline
+    ``white-space`` style is left as it is. One pass over the markup string, in C: the same
+    on the tree cost a tenth of the job.
     """
-    for node in _INDENTED_TEXT(copy):
-        parent = node.getparent()
-        if parent is None:
-            continue
-        if node.is_tail:
-            parent.tail = _SOURCE_SPACING.sub(_spacing, node)
-        else:
-            parent.text = _SOURCE_SPACING.sub(_spacing, node)
+    if "white-space" in markup:
+        return markup
+    parts = _VERBATIM.split(markup)
+    # split() returns [outside, verbatim, tag name, outside, verbatim, tag name, ...].
+    return "".join(
+        _INDENTATION.sub("\n", part) if index % 3 == 0 else part
+        for index, part in enumerate(parts)
+        if index % 3 != 2
+    )
 
 
 def _trafilatura(root: etree._Element) -> str:
@@ -230,9 +225,8 @@ def _trafilatura(root: etree._Element) -> str:
     # no larger or deeper than the bounded tree. No URL is passed: every link target is
     # absolute already (clean.absolutize_links), and trafilatura would only resolve each one
     # again, to the same value.
-    copy = lxml.html.document_fromstring(_escaped_markup(root))
+    copy = lxml.html.document_fromstring(_without_indentation(_escaped_markup(root)))
     _code_blocks(copy)
-    _source_indentation(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
     return result.strip() if isinstance(result, str) else ""
 
