@@ -129,11 +129,13 @@ def test_the_sources_indentation_is_not_returned_as_text() -> None:
     # trafilatura collapses spacing inside <p> only; a div's own text and inline markup across
     # source lines kept the page source's indentation, paid for out of max_chars.
     content = _article_content(
-        "<div>A block of text written\n        over three lines\n        of the source.</div>"
+        "<div>A block of text about white-space written\n        over three lines\n"
+        "        of the source.</div>"
         "<p>Some <b>bold\n            words</b> here.</p>"
         "<pre>  code\n    indented</pre><p>Inline <code>a\n    b</code>.</p>"
     )
-    assert "A block of text written\nover three lines\nof the source." in content
+    # (The words "white-space" in the text are not a style.)
+    assert "A block of text about white-space written\nover three lines\nof the source." in content
     assert "**bold\nwords** here." in content
     assert "```\n  code\n    indented\n```" in content
     assert "a\n    b" in content

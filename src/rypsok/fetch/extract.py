@@ -63,9 +63,13 @@ _LINE_TAGS = ("div", "p", "li", "tr")
 # with the line break is searched for as a literal, 25 times faster than one that starts with
 # optional spaces). Kept inside elements where spacing is text (pre, code, textarea).
 _INDENTATION = re.compile(r"\n[ \t]+")
-_VERBATIM = re.compile(r"(<(pre|code|textarea)\b.*?</\2>)", re.DOTALL)
-# Where a <pre> is left to trafilatura as it is (the outer one of nested blocks takes the text).
-_INLINE_CONTAINERS = ("pre", "li", "td", "th")
+# lxml writes every element closed and every "<" of text or attributes as "&lt;", so each
+# match ends at its own closing tag; the name must end there too (not <code-block>).
+_VERBATIM = re.compile(r"(<(pre|code|textarea)(?=[\s>/]).*?</\2>)", re.DOTALL)
+_WHITE_SPACE_STYLE = re.compile(r'style="[^"]*white-space')
+# Where a <pre> is left to trafilatura as it is: in list items and table cells, which hold no
+# fenced block as trafilatura writes them, and in another <pre>, whose text takes its text.
+_NO_FENCE_INSIDE = ("pre", "li", "td", "th")
 _LIST_ITEMS = etree.XPath("count(.//li)")
 
 
@@ -170,7 +174,7 @@ def _code_blocks(copy: etree._Element) -> None:
     left as it was: trafilatura cannot put a fenced block there.
     """
     for pre in list(copy.iter("pre")):
-        if next(pre.iterancestors(*_INLINE_CONTAINERS), None) is not None:
+        if next(pre.iterancestors(*_NO_FENCE_INSIDE), None) is not None:
             continue
         for br in pre.iter("br"):
             br.tail = "\n" + (br.tail or "")
@@ -208,7 +212,7 @@ def _without_indentation(markup: str) -> str:
     ``white-space`` style is left as it is. One pass over the markup string, in C: the same
     on the tree cost a tenth of the job.
     """
-    if "white-space" in markup:
+    if _WHITE_SPACE_STYLE.search(markup):
         return markup
     parts = _VERBATIM.split(markup)
     # split() returns [outside, verbatim, tag name, outside, verbatim, tag name, ...].
