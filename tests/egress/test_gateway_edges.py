@@ -1,8 +1,11 @@
-"""Edges of the egress gateway that its first mutation run found untested (docs/security.md §5).
+"""Edges of the egress gateway that its mutation runs found untested (docs/security.md §5).
 
 Bounds checked before anything is sent, the limits of a header value and of a driver's
-headers and body, the construction checks, and "no retry": a refused connection is tried once.
-Real loopback servers, reached through the allow rule the fixtures inject.
+headers and body, the construction checks, and "no retry": a refused connection is tried once
+(session 5). HTTP/1.1 only in ALPN, the pool's bounds (connections per origin, idle ones kept,
+their expiry), the lookup's bound and the close of every pool in a cancelled scope (session 6).
+Real loopback servers, reached through the allow rule the fixtures inject; the pools' bounds
+are counted at the server's end of the sockets.
 """
 
 from __future__ import annotations
