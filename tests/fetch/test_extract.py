@@ -151,6 +151,24 @@ def test_a_page_with_an_inline_white_space_style_keeps_its_spacing() -> None:
 
 
 @pytest.mark.req("REQ-FETCH-002")
+@pytest.mark.parametrize("container", ["article", "main"])
+def test_a_paragraph_written_as_a_div_between_paragraphs_is_kept(container: str) -> None:
+    # trafilatura drops a div of text that has a <p> before and after it in its parent.
+    first = "<p>" + "The first paragraph of the story, long enough to count. " * 10 + "</p>"
+    last = "<p>" + "The last paragraph of the story, different from the first. " * 10 + "</p>"
+    page = (
+        f"<html><body><{container}><h1>Story</h1>{first}"
+        "<div>A paragraph written as a div, with no p element around it at all.</div>"
+        "<div>Another such div with <b>bold</b> words and a <a href='/x'>link</a>.</div>"
+        f"{last}</{container}></body></html>"
+    )
+    result = run({"content_type": "text/html", "url": "https://e.org/"}, page.encode())
+    assert isinstance(result, WireResult)
+    assert "A paragraph written as a div, with no p element around it at all." in result.content
+    assert "Another such div with **bold** words" in result.content
+
+
+@pytest.mark.req("REQ-FETCH-002")
 def test_a_one_line_pre_is_a_block_not_an_inline_span() -> None:
     content = main_markdown(_root(_code_page("<pre><code>make install</code></pre>"))).markdown
     assert "\n```\nmake install\n```\n" in content

@@ -71,6 +71,12 @@ _WHITE_SPACE_STYLE = re.compile(r'style="[^"]*white-space')
 # fenced block as trafilatura writes them, and in another <pre>, whose text takes its text.
 _NO_FENCE_INSIDE = ("pre", "li", "td", "th")
 _LIST_ITEMS = etree.XPath("count(.//li)")
+_PARAGRAPH_PARENTS = etree.XPath("//p/..")
+# Elements that can sit inside a paragraph: a div holding only these (and text) is one.
+_INLINE_TAGS = frozenset(
+    "a abbr b bdi bdo br cite code data del dfn em font i img ins kbd mark q s samp small span"
+    " strong sub sup time u var wbr".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +207,35 @@ def _code_blocks(copy: etree._Element) -> None:
             top.addnext(after)
 
 
+def _holds_a_paragraph(div: etree._Element) -> bool:
+    """Text of its own (before or between its children), and only inline children."""
+    text = div.text
+    if not (text and not text.isspace()) and not any(c.tail and not c.tail.isspace() for c in div):
+        return False
+    return all(c.tag in _INLINE_TAGS for c in div)
+
+
+def _paragraph_divs(copy: etree._Element) -> None:
+    """Make a ``p`` of each ``div`` that holds a paragraph between two ``p`` of its parent.
+
+    trafilatura drops such a ``div`` (a paragraph written without ``<p>``) when ``p`` elements
+    stand before and after it in the same parent, in an ``<article>`` or ``<main>``, with any
+    setting; next to one ``p`` only, or among ``div`` elements, it keeps it. Each parent's
+    children are looked at once, so a parent of many children costs one pass.
+    """
+    for parent in _PARAGRAPH_PARENTS(copy):
+        children = list(parent)
+        first = last = -1
+        for index, child in enumerate(children):
+            if child.tag == "p":
+                last = index
+                if first < 0:
+                    first = index
+        for child in children[first + 1 : last]:
+            if child.tag == "div" and _holds_a_paragraph(child):
+                child.tag = "p"
+
+
 def _without_indentation(markup: str) -> str:
     """The serialized tree with the page source's indentation removed outside ``pre``,
     ``code`` and ``textarea``: no line break is followed by spaces or tabs.
@@ -231,6 +266,7 @@ def _trafilatura(root: etree._Element) -> str:
     # again, to the same value.
     copy = lxml.html.document_fromstring(_without_indentation(_escaped_markup(root)))
     _code_blocks(copy)
+    _paragraph_divs(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
     return result.strip() if isinstance(result, str) else ""
 
