@@ -10,9 +10,11 @@ import socket
 import ssl
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
+import anyio
 import anyio.to_thread
 import dns.message
 import dns.name
@@ -160,6 +162,15 @@ def respond_each(
                 return
 
     return handler
+
+
+async def at_once(
+    count: int, call: Callable[..., Coroutine[Any, Any, object]], *args: object
+) -> None:
+    """Run ``count`` calls of ``call(*args)`` concurrently and wait for all of them."""
+    async with anyio.create_task_group() as group:
+        for _ in range(count):
+            group.start_soon(call, *args)
 
 
 class OpenConnections:

@@ -50,6 +50,7 @@ from ._support import (
     DNSServer,
     HTTPServer,
     OpenConnections,
+    at_once,
     respond_each,
     serving,
 )
@@ -1119,12 +1120,6 @@ async def test_req_res_008_the_egress_logs_under_rypsoks_logger_by_default(
     assert "rypsok.egress WARNING engine_proxy_authentication" in lines
 
 
-async def tunnelled_burst(egress: Egress, endpoint: str, count: int) -> None:
-    async with anyio.create_task_group() as group:
-        for _ in range(count):
-            group.start_soon(send, egress, endpoint)
-
-
 def bounded_settings(proxy: Proxy, dns: DNSServer, requests_in_flight: int) -> Settings:
     return Settings(
         egress=EgressSettings(engine_proxy=proxy.url, dns_servers=[dns.address]),
@@ -1150,7 +1145,7 @@ async def test_req_res_008_the_proxy_pool_has_the_direct_pools_bounds(
         async with Egress(
             settings, USER_AGENT, extra_allow=["127.0.0.1"], ssl_context=client_tls
         ) as egress:
-            await tunnelled_burst(egress, endpoint, 3)
+            await at_once(3, send, egress, endpoint)
     assert (len(engine.received), counter.most, proxy.connections) == (3, 2, 2)
 
     proxy = await proxies(names=ENGINE_NAMES).start()
@@ -1165,8 +1160,8 @@ async def test_req_res_008_the_proxy_pool_has_the_direct_pools_bounds(
             ssl_context=client_tls,
             keepalive_per_origin=1,
         ) as egress:
-            await tunnelled_burst(egress, endpoint, 3)
-            await tunnelled_burst(egress, endpoint, 3)
+            await at_once(3, send, egress, endpoint)
+            await at_once(3, send, egress, endpoint)
     # The second burst reuses the one tunnel kept idle and opens two more.
     assert (len(engine.received), proxy.connections) == (6, 5)
 

@@ -28,6 +28,7 @@ from ._support import (
     Conn,
     DNSServer,
     OpenConnections,
+    at_once,
     make_settings,
     respond_each,
     serving,
@@ -230,15 +231,6 @@ async def test_req_sec_009_http_1_1_only_even_where_the_server_prefers_http_2(
     assert offered == ["http/1.1"] * 3
 
 
-async def engine_burst(egress: Egress, url: str, count: int) -> None:
-    async def one() -> None:
-        await engine(egress, EngineRequest("GET", url), url)
-
-    async with anyio.create_task_group() as group:
-        for _ in range(count):
-            group.start_soon(one)
-
-
 @pytest.mark.req("REQ-SEC-013")
 async def test_req_sec_013_an_engine_origin_holds_at_most_requests_in_flight_connections() -> None:
     """The pool is a second bound on sockets: more concurrent engine requests than
@@ -248,7 +240,8 @@ async def test_req_sec_013_an_engine_origin_holds_at_most_requests_in_flight_con
     settings = Settings(search=SearchSettings(requests_in_flight=2))
     with serving(counter) as server:
         async with Egress(settings, USER_AGENT, extra_allow=["127.0.0.1"]) as egress:
-            await engine_burst(egress, f"http://127.0.0.1:{server.port}/api", 3)
+            url = f"http://127.0.0.1:{server.port}/api"
+            await at_once(3, engine, egress, EngineRequest("GET", url), url)
     assert len(server.received) == 3
     assert (counter.most, server.connections) == (2, 2)
 
@@ -263,7 +256,8 @@ async def test_req_sec_013_idle_engine_connections_beyond_the_keepalive_bound_ar
         async with Egress(
             settings, USER_AGENT, extra_allow=["127.0.0.1"], keepalive_per_origin=1
         ) as egress:
-            await engine_burst(egress, f"http://127.0.0.1:{server.port}/api", 3)
+            url = f"http://127.0.0.1:{server.port}/api"
+            await at_once(3, engine, egress, EngineRequest("GET", url), url)
             with anyio.move_on_after(GUARD_S):
                 while counter.open > 1:  # the server sees each close a moment later
                     await anyio.sleep(0.01)

@@ -117,8 +117,9 @@ def test_a_pre_in_a_list_item_or_a_table_cell_stays_inline() -> None:
     assert "```" not in content
 
 
-def _article_content(body: str) -> str:
-    page = f"<html><body><article><h1>Spacing</h1>{body}</article></body></html>"
+def _article_content(body: str, container: str = "article") -> str:
+    """The content web_fetch's job returns for a page of one ``container`` with ``body``."""
+    page = f"<html><body><{container}><h1>Title</h1>{body}</{container}></body></html>"
     result = run({"content_type": "text/html", "url": "https://e.org/"}, page.encode())
     assert isinstance(result, WireResult)
     return result.content
@@ -156,16 +157,14 @@ def test_a_paragraph_written_as_a_div_between_paragraphs_is_kept(container: str)
     # trafilatura drops a div of text that has a <p> before and after it in its parent.
     first = "<p>" + "The first paragraph of the story, long enough to count. " * 10 + "</p>"
     last = "<p>" + "The last paragraph of the story, different from the first. " * 10 + "</p>"
-    page = (
-        f"<html><body><{container}><h1>Story</h1>{first}"
-        "<div>A paragraph written as a div, with no p element around it at all.</div>"
+    content = _article_content(
+        f"{first}<div>A paragraph written as a div, with no p element around it at all.</div>"
         "<div>Another such div with <b>bold</b> words and a <a href='/x'>link</a>.</div>"
-        f"{last}</{container}></body></html>"
+        f"{last}",
+        container,
     )
-    result = run({"content_type": "text/html", "url": "https://e.org/"}, page.encode())
-    assert isinstance(result, WireResult)
-    assert "A paragraph written as a div, with no p element around it at all." in result.content
-    assert "Another such div with **bold** words" in result.content
+    assert "A paragraph written as a div, with no p element around it at all." in content
+    assert "Another such div with **bold** words" in content
 
 
 @pytest.mark.req("REQ-FETCH-002")
