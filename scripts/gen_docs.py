@@ -569,6 +569,9 @@ _EVENT_MEANINGS = {
     "extraction_containment": "at start: how extraction workers are contained",
     "query_logging_enabled": "at start: queries and URLs will be logged at debug level",
     "robots_unreachable": "a site's robots.txt could not be read; its pages are not fetched",
+    "robots_bot_challenge": (
+        "a site answered its robots.txt with an anti-bot check; its pages are not fetched"
+    ),
     "fetch_hop": "one HTTP exchange of web_fetch: host, status, bytes",
     "http_unauthenticated": "an HTTP request had no valid bearer token (401)",
     "http_header_refused": "an HTTP request had a Host (421) or Origin (403) not allowed",

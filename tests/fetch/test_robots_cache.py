@@ -166,6 +166,32 @@ async def test_req_cmp_005_an_unreachable_robots_txt_disallows_and_is_retried_af
     assert handler.reads == 2
 
 
+@pytest.mark.req("REQ-CMP-005")
+async def test_an_anti_bot_check_on_robots_txt_disallows_and_is_retried_after_60_s() -> None:
+    """A robots.txt answered by an anti-bot check (here a 200 whose body, read as a file, would
+    allow everything) leaves the rules unknown: every URL gets the ``bot_challenge`` verdict,
+    which disallows; like an unreachable file it is kept UNREACHABLE_RETRY_S, not LIM-F12, since
+    such checks come and go. At 60 s the file is read again and its rules apply."""
+    clock = Clock()
+    check = (*TEXT, ("cf-mitigated", "challenge"))
+    with fake_http_server() as server:
+        port = server.port
+        server.replies["/robots.txt"] = Reply(body=b"", headers=check)
+        async with policy_for(port, clock) as policy:
+            checked = await verdict(policy, clock, port, "/page")
+            server.replies["/robots.txt"] = Reply(
+                body=b"User-agent: *\nDisallow: /private\n", headers=TEXT
+            )
+            clock.now += UNREACHABLE_RETRY_S - 0.001
+            still = await verdict(policy, clock, port, "/page")
+            reads_before_retry = robots_reads(server)
+            clock.now += 0.001
+            retried = [await verdict(policy, clock, port, p) for p in ("/page", "/private/x")]
+    assert checked is still is Verdict.BOT_CHALLENGE
+    assert reads_before_retry == 1
+    assert retried == [Verdict.ALLOWED, Verdict.DISALLOWED]
+
+
 # --- through the service ----------------------------------------------------------------------
 
 

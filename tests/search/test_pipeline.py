@@ -183,6 +183,20 @@ async def test_req_agg_008_no_retry_within_a_call() -> None:
             ),
             "blocked",
         ),
+        # An anti-bot check by its vendor's documented header, whatever the status or body:
+        # without the header, the first is request_failure and the second an empty answer.
+        (
+            Reply(
+                status=503,
+                body=b"<html>captcha</html>",
+                headers=(("Content-Type", "text/html"), ("cf-mitigated", "challenge")),
+            ),
+            "blocked",
+        ),
+        (
+            Reply(status=202, body=b'{"hits": []}', headers=(("x-amzn-waf-action", "challenge"),)),
+            "blocked",
+        ),
         (Reply(status=429, body=b"slow down", headers=(("Retry-After", "120"),)), "rate_limited"),
         (
             Reply(status=302, body=b"", headers=(("Location", "https://elsewhere.example/"),)),
@@ -195,8 +209,9 @@ async def test_req_eng_006_failures_classified_without_provider_text(
     reply: Reply, failure: str
 ) -> None:
     """REQ-ENG-006, REQ-ENG-009, REQ-RES-002, REQ-TEST-007, REQ-SEC-016, REQ-ERR-004:
-    truncated JSON, HTML instead of JSON, a CAPTCHA page, 429, a redirect and invalid UTF-8
-    become one failure class each; no provider text reaches the response or the logs.
+    truncated JSON, HTML instead of JSON, a CAPTCHA page, an anti-bot check marked by its
+    vendor's header (Cloudflare, AWS WAF), 429, a redirect and invalid UTF-8 become one failure
+    class each; no provider text reaches the response or the logs.
 
     Proves THR-10, THR-12.
     """

@@ -234,6 +234,75 @@ async def test_http_errors_that_signal_restricted_access_say_so(
     assert "BODY-TEXT" not in json.dumps(data) and "staff" not in json.dumps(data)
 
 
+@pytest.mark.req("REQ-FETCH-011")
+@pytest.mark.parametrize(
+    ("status", "header"),
+    [
+        (403, ("cf-mitigated", "challenge")),  # Cloudflare's JS challenge
+        (503, ("CF-Mitigated", "Challenge")),  # a 5xx that would otherwise say "retry later"
+        (202, ("x-amzn-waf-action", "challenge")),  # AWS WAF: a 2xx, not the page
+        (405, ("x-amzn-waf-action", "captcha")),
+    ],
+)
+async def test_an_anti_bot_check_ends_the_call_as_bot_challenge(
+    status: int, header: tuple[str, str]
+) -> None:
+    """An edge network's anti-bot check, told by the header its vendor documents, ends the call
+    with ``unavailable``/``bot_challenge`` whatever the status, 2xx included: the check's page
+    is never returned as the page's content, and the message says that calling again will not
+    help (no "retry later" for a 503 check). Its body never appears."""
+    with fake_http_server() as server:
+        server.replies["/x"] = Reply(
+            status=status, body=b"<p>Checking your browser BODY-TEXT</p>", headers=(*HTML, header)
+        )
+        async with fetch_services(server) as services:
+            data = await fetch(services, url=server.url("/x"))
+    error = data["error"]
+    assert (error["kind"], error["reason"], error["detail"]["status"]) == (
+        "unavailable",
+        "bot_challenge",
+        status,
+    )
+    assert "will not help" in error["message"] and "retry_after_ms" not in error["detail"]
+    assert "BODY-TEXT" not in json.dumps(data) and "Checking" not in json.dumps(data)
+
+
+@pytest.mark.req("REQ-CMP-005")
+async def test_an_anti_bot_check_on_robots_txt_ends_the_call_before_the_page() -> None:
+    """robots.txt answered by an anti-bot check leaves the rules unknown: the page is not
+    fetched (fail closed, as for an unreachable file), and the call says why with
+    ``bot_challenge`` rather than blaming robots.txt rules the site never showed."""
+    with fake_http_server() as server:
+        server.replies["/robots.txt"] = Reply(
+            status=503, body=b"<p>BODY-TEXT</p>", headers=(*HTML, ("cf-mitigated", "challenge"))
+        )
+        server.replies["/x"] = Reply(body=ARTICLE, headers=HTML)
+        async with fetch_services(server) as services:
+            data = await fetch(services, url=server.url("/x"))
+    error = data["error"]
+    assert (error["kind"], error["reason"]) == ("unavailable", "bot_challenge")
+    assert "status" not in error.get("detail", {})  # robots.txt's status is not the page's
+    assert [r.path for r in server.requests] == ["/robots.txt"]
+    assert "BODY-TEXT" not in json.dumps(data)
+
+
+@pytest.mark.req("REQ-FETCH-011")
+async def test_a_page_about_captchas_is_content_not_a_check() -> None:
+    """Only the vendor's header marks a check; a page whose text names CAPTCHAs, challenges or
+    the header itself is an ordinary page (its body is never judged for this)."""
+    page = (
+        b"<html><head><title>Captcha</title></head><body><article><h1>How a captcha works</h1>"
+        b"<p>A site behind a challenge answers cf-mitigated: challenge; a captcha asks the "
+        b"visitor to prove it is human before the page is served.</p></article></body></html>"
+    )
+    with fake_http_server() as server:
+        server.replies["/x"] = Reply(body=page, headers=(*HTML, ("cf-mitigated", "block")))
+        async with fetch_services(server) as services:
+            data = await fetch(services, url=server.url("/x"))
+    assert data["outcome"] == "ok", data
+    assert "prove it is human" in data["content"]
+
+
 async def test_req_sec_006_loopback_refused_by_the_production_policy() -> None:
     """REQ-SEC-006, REQ-TEST-005: without the injected allow rule, a loopback URL is refused
     before any connection; so is the cloud metadata address.

@@ -47,6 +47,7 @@ class Reason(StrEnum):
     NO_ENGINE_ANSWERED = "no_engine_answered"
     NO_ENGINE_AVAILABLE = "no_engine_available"
     HTTP_STATUS = "http_status"
+    BOT_CHALLENGE = "bot_challenge"
     TIMEOUT = "timeout"
     DNS_FAILURE = "dns_failure"
     CONNECTION_FAILED = "connection_failed"

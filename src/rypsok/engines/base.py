@@ -349,6 +349,30 @@ def balanced_text(text: str) -> str:
     return " ".join(text.split())
 
 
+# The response headers by which an edge network marks an anti-bot check served in place of
+# the resource (lower-case name -> values), as each vendor documents them:
+# Cloudflare sets "cf-mitigated: challenge" on every challenge page ("challenge is the only
+# valid value"; developers.cloudflare.com/cloudflare-challenges/challenge-types/challenge-pages/
+# detect-response); AWS WAF sets "x-amzn-waf-action: challenge" with status 202 and
+# "x-amzn-waf-action: captcha" with 405 (docs.aws.amazon.com/waf/latest/developerguide/
+# waf-captcha-and-challenge-actions.html). Markers in the body are left to each reader: a page
+# may well contain the word "captcha" as content.
+_BOT_CHALLENGE_HEADERS: dict[str, frozenset[str]] = {
+    "cf-mitigated": frozenset({"challenge"}),
+    "x-amzn-waf-action": frozenset({"challenge", "captcha"}),
+}
+
+
+def is_bot_challenge(headers: Mapping[str, str]) -> bool:
+    """Whether an answer is an anti-bot check (a script to run or a CAPTCHA to solve), told by
+    the header its vendor documents for it; ``headers`` has lower-case names. The status says
+    nothing here: AWS WAF answers its challenge with 202."""
+    return any(
+        headers.get(name, "").strip().lower() in values
+        for name, values in _BOT_CHALLENGE_HEADERS.items()
+    )
+
+
 def check_status(response: EngineResponse) -> None:
     """Classify a non-2xx status the way every provider means it (REQ-RES-002, REQ-ENG-006)."""
     status = response.status

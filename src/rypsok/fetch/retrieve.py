@@ -6,7 +6,10 @@ bounds the body as it is decompressed). Same-host redirects are followed up to L
 checked again (REQ-SEC-008); another host ends the call with ``redirected`` when the target
 passes the policy and ``denied`` (target withheld) when it does not (REQ-FETCH-006). An http
 URL is fetched as https unless the operator allows http (REQ-FETCH-010). Non-2xx answers end
-the call with ``unavailable``/``http_status`` and never their body (REQ-FETCH-011).
+the call with ``unavailable``/``http_status`` and never their body (REQ-FETCH-011). An anti-bot
+check served in place of the page or of its robots.txt, whatever the status (AWS WAF answers
+one with 202), ends the call with ``unavailable``/``bot_challenge``: rypsok runs no scripts, so
+only another URL can help, and the check's page is never read as the page's content.
 
 Strict mode (REQ-SEC-021, :mod:`rypsok.fetch.strict`) judges the URL given and every redirect
 hop: a hop on the same host as the URL it came from is followed as in any mode (the site moving
@@ -29,7 +32,7 @@ from rypsok.contract.vocabulary import Access, ErrorKind, NoticeCode, Reason
 from rypsok.egress.errors import POLICY_REASONS, EgressError, EgressReason
 from rypsok.egress.gateway import Egress, FetchedResponse
 from rypsok.egress.urls import CheckedURL, resolve_reference
-from rypsok.engines.base import parse_retry_after
+from rypsok.engines.base import is_bot_challenge, parse_retry_after
 from rypsok.fetch.access import classify_access
 from rypsok.fetch.body import Body
 from rypsok.fetch.hosts import FetchSlots
@@ -158,6 +161,18 @@ def _status_failure(response: FetchedResponse, *, redirected: bool) -> ToolFailu
     )
 
 
+def _bot_challenge_failure(status: int | None) -> ToolFailure:
+    """The site served an anti-bot check (``status``: the page's, None for its robots.txt)."""
+    return ToolFailure(
+        ErrorKind.UNAVAILABLE,
+        Reason.BOT_CHALLENGE,
+        "The site answered with an anti-bot check (a script to run or a CAPTCHA to solve) "
+        "instead of the page; rypsok runs no scripts, so calling again with the same URL will "
+        "not help. Look for the content at another URL.",
+        ErrorDetail(status=status) if status is not None else None,
+    )
+
+
 class Retriever:
     """Fetches one page for web_fetch."""
 
@@ -236,6 +251,8 @@ class Retriever:
                 url = target
         if hops:
             notices.append(notice(NoticeCode.REDIRECT_FOLLOWED, count=hops))
+        if is_bot_challenge(response.headers):
+            raise _bot_challenge_failure(response.status)
         if not 200 <= response.status < 300:
             raise _status_failure(response, redirected=hops > 0)
         if len(response.body) >= TRIM_AFTER_BYTES:
@@ -306,6 +323,8 @@ class Retriever:
                 if verdict is Verdict.UNREACHABLE and upgraded:
                     # The site did not answer over https at all: the upgrade failed.
                     raise EgressError(EgressReason.CONNECT_FAILED)
+                if verdict is Verdict.BOT_CHALLENGE:
+                    raise _bot_challenge_failure(None)
                 if verdict is not Verdict.ALLOWED:
                     raise _denied(
                         Reason.ROBOTS_TXT,

@@ -4,8 +4,10 @@ One verdict source per origin, cached for LIM-F12, fetched through the egress co
 the agent-directed profile like any other request. The rules for rypsok's product token and
 ``*`` are applied by protego, a maintained RFC 9309 parser. Per RFC 9309: a 4xx answer means no
 rules (allowed); a 5xx answer, a network failure or a timeout means the site is unreachable and
-everything is disallowed. The file's content never leaves this module: no message, log line or
-notice quotes it.
+everything is disallowed. An anti-bot check served in place of the file, whatever its status
+(:func:`rypsok.engines.base.is_bot_challenge`), leaves the rules unknown: everything is
+disallowed as well, with its own verdict so that the call says why. The file's content never
+leaves this module: no message, log line or notice quotes it.
 
 Size (RFC 9309 section 2.5: parse at least the first 500 KiB): at most LIM-F13 decoded bytes
 are read. The egress reads the file as a bounded prefix (``on_excess="truncate"``): it stops at
@@ -30,6 +32,7 @@ from rypsok.config.limits import limit
 from rypsok.egress.errors import EgressError
 from rypsok.egress.gateway import FetchedResponse
 from rypsok.egress.urls import CheckedURL, resolve_reference
+from rypsok.engines.base import is_bot_challenge
 from rypsok.health.clock import Clock
 from rypsok.logs import log_event
 
@@ -53,6 +56,7 @@ class Verdict(StrEnum):
     ALLOWED = "allowed"
     DISALLOWED = "disallowed"
     UNREACHABLE = "unreachable"  # no answer (network, 5xx, timeout): disallowed by RFC 9309
+    BOT_CHALLENGE = "bot_challenge"  # an anti-bot check instead of the file: disallowed
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +66,11 @@ class _Verdicts:
     rules: Protego | None  # None: allow everything (no usable file)
     unreachable: bool
     expires: float
+    bot_challenge: bool = False
 
     def verdict(self, url: str) -> Verdict:
+        if self.bot_challenge:
+            return Verdict.BOT_CHALLENGE
         if self.unreachable:
             return Verdict.UNREACHABLE
         if self.rules is None or self.rules.can_fetch(url, PRODUCT_TOKEN):
@@ -150,6 +157,10 @@ class RobotsPolicy:
                 self._logger, logging.INFO, "robots_unreachable", host=url.host, reason=reason
             )
             return _Verdicts(None, unreachable=True, expires=retry)
+        if is_bot_challenge(response.headers):
+            # Kept briefly like an unreachable file: a check comes and goes with the site's load.
+            log_event(self._logger, logging.INFO, "robots_bot_challenge", host=url.host)
+            return _Verdicts(None, unreachable=True, expires=retry, bot_challenge=True)
         status = response.status
         if 200 <= status < 300:
             text = parsed_part(response.body, self._max_bytes, cut=response.truncated)

@@ -59,6 +59,7 @@ from rypsok.engines.base import (
     EngineRequest,
     EngineResponse,
     RawResult,
+    is_bot_challenge,
 )
 from rypsok.engines.catalog import ConfiguredEngine
 from rypsok.health.circuits import Admission
@@ -390,6 +391,10 @@ class SearchPipeline:
         its end (a thread cannot be stopped), bounded by the driver's own node and depth
         limits.
         """
+        if is_bot_challenge(response.headers):
+            # An anti-bot check in place of the answer, whatever its status (REQ-ENG-006):
+            # no driver reads it.
+            raise EngineFailure(FailureClass.BLOCKED)
         # Scraping drivers parse HTML pages: always off the event loop (REQ-ENG-015).
         if not engine.driver.scraping and len(response.body) <= THREAD_PARSE_BYTES:
             return read(response)
