@@ -290,12 +290,35 @@ def test_a_page_with_nothing_to_extract_fails() -> None:
     for page in (
         b"",
         b"<html><body></body></html>",
-        b"<script>only()</script>",
         b"<div hidden>all hidden</div>",
+        # Scripts that run nothing: structured data and a data block.
+        b'<script type="application/ld+json">{"name": "x"}</script><div></div>',
+        b'<script type="text/x-template"><p>later</p></script>',
     ):
         result = run({"content_type": "text/html", "url": "https://e.org/"}, page)
-        assert result.status == "error"
-        assert result.reason == "extraction_failed"
+        assert (result.status, result.reason) == ("error", "extraction_failed"), page
+
+
+@pytest.mark.req("REQ-PAGE-006")
+@pytest.mark.parametrize(
+    "page",
+    [
+        b"<script>only()</script>",
+        # An application shell: a title, an empty mount point, a bundle and a noscript plea.
+        b"<html><head><title>Dashboard</title><script src='/app.js' defer></script></head>"
+        b"<body><noscript>You need to enable JavaScript to run this app.</noscript>"
+        b"<div id='root'></div></body></html>",
+        b"<body><div id='app'></div><script type='module' src='/main.js'></script></body>",
+        b"<body><div hidden>Shown by the script</div>"
+        b"<script type='text/javascript; charset=utf-8'>show()</script></body>",
+    ],
+)
+def test_a_page_without_text_but_with_scripts_needs_javascript(page: bytes) -> None:
+    """A page whose only content is scripts builds its text in the browser: the call says so
+    (``javascript_required``) instead of the generic ``extraction_failed``, so that the caller
+    knows no fetch of that URL will read it. The noscript plea is not returned as content."""
+    result = run({"content_type": "text/html", "url": "https://e.org/"}, page)
+    assert (result.status, result.reason) == ("error", "javascript_required")
 
 
 def test_the_pipeline_reports_its_method() -> None:

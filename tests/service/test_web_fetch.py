@@ -303,6 +303,27 @@ async def test_a_page_about_captchas_is_content_not_a_check() -> None:
     assert "prove it is human" in data["content"]
 
 
+@pytest.mark.req("REQ-PAGE-006")
+async def test_an_application_shell_says_javascript_is_required() -> None:
+    """A page that is only an application shell (an empty mount point and a script bundle)
+    ends with ``unsupported_content``/``javascript_required`` and a message saying that
+    web_fetch runs no scripts, not with the generic "no content could be extracted"; none of
+    the page's own text appears."""
+    shell = (
+        b"<html><head><title>Dashboard</title><script src='/static/app.js'></script></head>"
+        b"<body><noscript>PLEA-TEXT enable JavaScript</noscript><div id='root'></div></body>"
+        b"</html>"
+    )
+    with fake_http_server() as server:
+        server.replies["/app"] = Reply(body=shell, headers=HTML)
+        async with fetch_services(server) as services:
+            data = await fetch(services, url=server.url("/app"))
+    error = data["error"]
+    assert (error["kind"], error["reason"]) == ("unsupported_content", "javascript_required")
+    assert "runs no scripts" in error["message"] and "will not work" in error["message"]
+    assert "PLEA-TEXT" not in json.dumps(data) and "Dashboard" not in json.dumps(data)
+
+
 async def test_req_sec_006_loopback_refused_by_the_production_policy() -> None:
     """REQ-SEC-006, REQ-TEST-005: without the injected allow rule, a loopback URL is refused
     before any connection; so is the cloud metadata address.

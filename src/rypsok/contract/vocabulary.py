@@ -58,6 +58,7 @@ class Reason(StrEnum):
     # unsupported_content
     MEDIA_TYPE = "media_type"
     EXTRACTION_FAILED = "extraction_failed"
+    JAVASCRIPT_REQUIRED = "javascript_required"
     # too_large
     BODY_TOO_LARGE = "body_too_large"
 

@@ -19,6 +19,11 @@ _MESSAGES: dict[Reason, str] = {
         "No content could be extracted from the page within the parsing bounds. "
         "Another URL may help; the same URL will not."
     ),
+    Reason.JAVASCRIPT_REQUIRED: (
+        "The page has no text of its own, only scripts: its content is built in the browser, "
+        "and web_fetch runs no scripts. The same URL will not work; look for the content at "
+        "another URL."
+    ),
     Reason.INTERNAL: ("The content extraction workers are unavailable at the moment; retry later."),
     Reason.TIMEOUT: (
         "The page could not be read within the call's time limit; retry later, or fetch fewer "
@@ -41,6 +46,7 @@ class ExtractionError(Exception):
 
     ``reason`` is :attr:`Reason.MEDIA_TYPE` (``media_type`` names the type when it is a
     syntactically valid media type), :attr:`Reason.EXTRACTION_FAILED`,
+    :attr:`Reason.JAVASCRIPT_REQUIRED` when a page without text of its own has scripts,
     :attr:`Reason.CAPACITY` when the page would have waited for a worker beyond the call's time
     (``retry_after_ms`` says when the queue should be through), :attr:`Reason.TIMEOUT` when the
     call's time ran out while the page was being read, or :attr:`Reason.INTERNAL` when no

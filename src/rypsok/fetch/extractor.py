@@ -181,6 +181,8 @@ class Extractor:
         if isinstance(reply, WireFailure):
             if reply.reason == "media_type":
                 raise ExtractionError(Reason.MEDIA_TYPE, media_type=reply.media_type)
+            if reply.reason == "javascript_required":
+                raise ExtractionError(Reason.JAVASCRIPT_REQUIRED)
             raise ExtractionError(Reason.EXTRACTION_FAILED)
         return _extraction(
             reply, status=status, headers=headers or {}, url=url, redirected=redirected

@@ -10,7 +10,9 @@ bounded by the same depth. The tree is made of plain lxml elements: the HTML ele
 
 Comments and processing instructions are dropped by the parser. Subtrees a browser never
 renders as text (script, style, template, noscript, ...) are removed right after parsing; the
-text of ``<style>`` elements is kept, bounded, because inline rules can hide elements.
+text of ``<style>`` elements is kept, bounded, because inline rules can hide elements, and
+whether the page had a script to run is noted, because a page without text of its own but with
+scripts builds its content in the browser.
 """
 
 from __future__ import annotations
@@ -55,6 +57,19 @@ SKIPPED_SUBTREES = (
 )
 
 Stop = Literal["nodes", "depth", "error"]
+# The type attribute of a script a browser runs (besides none at all): the JavaScript media
+# types of the HTML standard's list and "module". JSON-LD, templates and data blocks run nothing.
+_RUN_TYPES = frozenset(
+    {
+        "module",
+        "text/javascript",
+        "application/javascript",
+        "text/ecmascript",
+        "application/ecmascript",
+        "application/x-javascript",
+        "text/x-javascript",
+    }
+)
 
 
 @dataclass(slots=True)
@@ -66,6 +81,7 @@ class ParsedHtml:
     depth: int
     stopped: Stop | None
     style_text: str = ""
+    has_scripts: bool = False
 
     @property
     def partial(self) -> bool:
@@ -105,6 +121,15 @@ def _style_text(root: etree._Element) -> str:
         if size >= _STYLE_CHARS:
             break
     return "\n".join(parts)
+
+
+def _has_scripts(root: etree._Element) -> bool:
+    """Whether the tree holds a ``<script>`` a browser would run (not JSON-LD or data)."""
+    for script in root.iter("script"):
+        kind = (script.get("type") or "").split(";")[0].strip().lower()
+        if not kind or kind in _RUN_TYPES:
+            return True
+    return False
 
 
 def _parser() -> etree.HTMLPullParser:
@@ -159,5 +184,6 @@ def parse_html(text: str, *, max_nodes: int = MAX_NODES, max_depth: int = MAX_DE
     if root is None:
         return ParsedHtml(None, nodes, deepest, stopped)
     style = _style_text(root)
+    scripts = _has_scripts(root)
     etree.strip_elements(root, *SKIPPED_SUBTREES, with_tail=False)
-    return ParsedHtml(root, nodes, deepest, stopped, style)
+    return ParsedHtml(root, nodes, deepest, stopped, style, scripts)

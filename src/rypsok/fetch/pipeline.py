@@ -132,7 +132,9 @@ def _html(parsed: ParsedHtml, url: str) -> _Page | WireFailure:
     evidence = signals.collect(root, form)
     main = main_markdown(root)
     if not _HAS_WORD.search(main.markdown):
-        return _failure("extraction_failed")
+        # No text of its own: with a script to run, the browser builds the content (an
+        # application shell); the caller learns that no other call of web_fetch will read it.
+        return _failure("javascript_required" if parsed.has_scripts else "extraction_failed")
     return _Page(
         title=title,
         content=main.markdown,

@@ -96,7 +96,7 @@ class WireFailure(_Strict):
     """A refused or failed extraction, in rypsok's vocabulary only."""
 
     status: Literal["error"]
-    reason: Literal["media_type", "extraction_failed"]
+    reason: Literal["media_type", "extraction_failed", "javascript_required"]
     media_type: str | None = Field(default=None, max_length=129)
 
 
