@@ -101,7 +101,71 @@ def test_the_text_after_a_code_block_is_kept() -> None:
         "<div class='highlight'><pre>make</pre></div> and then the tail sentence.",
     ):
         content = main_markdown(_root(_code_page(block))).markdown
-        assert "```\nmake\n```\nand then the tail sentence." in content, block
+        assert "```\nmake\n```\n\nand then the tail sentence." in content, block
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_an_empty_pre_is_no_code_block() -> None:
+    # Nothing to fence: trafilatura would write an empty fence. The text after it stays.
+    content = main_markdown(_root(_code_page("<pre>  \n\n </pre> and the tail text."))).markdown
+    assert "```" not in content
+    assert "and the tail text." in content
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_a_code_block_is_set_apart_from_what_follows_by_a_blank_line() -> None:
+    # trafilatura writes the next block on the line right after the closing fence; a blank
+    # line inside the block is not taken for the end of it.
+    block = "<pre>first\n\nsecond</pre><h2>Next</h2><p>After the block.</p>"
+    content = main_markdown(_root(_code_page(block))).markdown
+    assert "```\nfirst\n\nsecond\n```\n\n## Next\n\n" in content
+    assert extract._spaced_fences("```py\na\n```\nb\n```\nc\n```") == (
+        "```py\na\n```\n\nb\n```\nc\n```"
+    )
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_a_definition_list_is_terms_and_their_definitions() -> None:
+    # Sphinx's API reference and command-line option lists: trafilatura alone makes one flat
+    # bullet list of terms and definitions, runs a definition's paragraphs together and
+    # flattens a code block inside a definition into one line of prose.
+    block = (
+        "<dl class='py function'><dt class='sig sig-object py' id='json.dumps'>"
+        "<span class='sig-prename descclassname'>json.</span><span class='sig-name'>dumps</span>"
+        "(<em class='sig-param'>obj</em>, <em class='sig-param'>indent=None</em>)</dt>"
+        "<dd><p>Serialize <em>obj</em> to a JSON formatted string.</p>"
+        "<p>If <em>indent</em> is a number, the output is pretty-printed.</p>"
+        "<div class='highlight-python3'><div class='highlight'><pre><span class='gp'>&gt;&gt;&gt; "
+        "</span>json.dumps([1, 2])\n<span class='go'>'[1, 2]'</span>\n</pre></div></div></dd>"
+        "<dt><b>--verbose</b> (repeatable)</dt><dd>Print more. Run <code>tool -v</code>: "
+        "<pre>tool -vv build</pre> and read the log.</dd></dl>"
+    )
+    content = main_markdown(_root(_code_page(block))).markdown
+    assert (
+        "**json.dumps(*obj*, *indent=None*)**\n\n"
+        "Serialize *obj* to a JSON formatted string.\n\n"
+        "If *indent* is a number, the output is pretty-printed.\n\n"
+        "```\n>>> json.dumps([1, 2])\n'[1, 2]'\n```\n\n"
+    ) in content
+    # A term with a bold of its own keeps it, not bold twice; a definition's own text around
+    # a code block is paragraphs of its own.
+    assert (
+        "**--verbose** (repeatable)\n\nPrint more. Run `tool -v`:\n\n"
+        "```\ntool -vv build\n```\n\nand read the log."
+    ) in content
+    assert "- " not in content
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_the_fallback_writes_a_definition_list_the_same_way() -> None:
+    parsed = parse_html(
+        "<dl><dt>Latency</dt><dd>The time a request takes.</dd>"
+        "<dt><b>Bold</b> term</dt><dd><p>Print more.</p><pre>a\nb</pre></dd></dl>"
+    )
+    assert parsed.root is not None
+    assert to_markdown(parsed.root) == (
+        "**Latency**\n\nThe time a request takes.\n\n**Bold** term\n\nPrint more.\n\n```\na\nb\n```"
+    )
 
 
 @pytest.mark.req("REQ-FETCH-002")

@@ -199,7 +199,7 @@ def _invisible(el: etree._Element, classes: frozenset[str], ids: frozenset[str])
     return bool(ident and ident in ids)
 
 
-def _drop(el: etree._Element) -> None:
+def drop(el: etree._Element) -> None:
     """Remove ``el`` and its subtree but keep its tail text, which belongs to the parent."""
     parent = el.getparent()
     if parent is None:
@@ -297,7 +297,7 @@ def find_noise(root: etree._Element, style_text: str) -> Noise:
 def remove_invisible(noise: Noise) -> int:
     """Drop every element a browser would not render; return how many were dropped."""
     for el in noise.invisible:
-        _drop(el)
+        drop(el)
     return len(noise.invisible)
 
 
@@ -305,7 +305,7 @@ def drop_head(root: etree._Element) -> None:
     """Drop ``<head>``: nothing in it is rendered (read the title before)."""
     head = root.find("head")
     if head is not None:
-        _drop(head)
+        drop(head)
 
 
 def _inside_main(el: etree._Element) -> bool:
@@ -401,7 +401,7 @@ def remove_chrome(root: etree._Element, noise: Noise) -> int:
         ):
             doomed.append(el)
     for el in doomed:
-        _drop(el)
+        drop(el)
     return len(doomed)
 
 

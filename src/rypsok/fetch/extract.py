@@ -20,7 +20,8 @@ import lxml.html
 import trafilatura
 from lxml import etree
 
-from rypsok.fetch.markdown import to_markdown
+from rypsok.fetch.clean import drop
+from rypsok.fetch.markdown import plain_term, to_markdown
 from rypsok.fetch.parse import text_of
 from rypsok.fetch.readability import MainChoice, main_choice
 
@@ -57,6 +58,9 @@ _HREFS = etree.XPath(".//a/@href", smart_strings=False)
 # written as that mark comes out blank.
 _KEPT_LINE = "\u2424"
 _BLANK_LINE = re.compile(r"^[ \t]*$", re.MULTILINE)
+# The opening fence of a code block as trafilatura writes it (at the start of a line, with an
+# optional language); the block ends at a line of the same fence alone.
+_FENCE = re.compile(r"(`{3,})[^`]*$")
 # Blocks some highlighters put around each line of a <pre> (without a newline between them).
 _LINE_TAGS = ("div", "p", "li", "tr")
 # The page source's indentation: spaces and tabs after a line break (a pattern that starts
@@ -182,6 +186,9 @@ def _code_blocks(copy: etree._Element) -> None:
     for pre in list(copy.iter("pre")):
         if next(pre.iterancestors(*_NO_FENCE_INSIDE), None) is not None:
             continue
+        if not "".join(pre.itertext()).strip():
+            drop(pre)  # nothing to fence (an empty fence would be all trafilatura writes)
+            continue
         for br in pre.iter("br"):
             br.tail = "\n" + (br.tail or "")
         for line in pre.iter(*_LINE_TAGS):
@@ -205,6 +212,72 @@ def _code_blocks(copy: etree._Element) -> None:
             after = etree.Element("p")
             after.text, top.tail = top.tail, None
             top.addnext(after)
+
+
+def _paragraph_runs(block: etree._Element) -> None:
+    """Wrap each run of text and inline elements among ``block``'s children in a ``p``.
+
+    Block elements stay where they are, between the new paragraphs; whitespace between two
+    inline elements stays inside their paragraph.
+    """
+    children = list(block)
+    lead, block.text = block.text, None
+    for child in children:
+        block.remove(child)  # its tail goes with it
+    kept: list[etree._Element] = []
+    run: etree._Element | None = None
+
+    def add_text(text: str) -> None:
+        nonlocal run
+        if run is None:
+            if text.isspace():
+                return
+            run = etree.Element("p")
+            kept.append(run)
+        if len(run):
+            run[-1].tail = (run[-1].tail or "") + text
+        else:
+            run.text = (run.text or "") + text
+
+    if lead:
+        add_text(lead)
+    for child in children:
+        tail, child.tail = child.tail, None
+        if child.tag in _INLINE_TAGS:
+            if run is None:
+                run = etree.Element("p")
+                kept.append(run)
+            run.append(child)
+        else:
+            run = None
+            kept.append(child)
+        if tail:
+            add_text(tail)
+    block.extend(kept)
+
+
+def _definition_lists(copy: etree._Element) -> None:
+    """Write each ``<dl>`` as paragraphs: a term in bold, then its definition's blocks.
+
+    trafilatura renders a definition list as one flat list: every term and every definition
+    a bullet of its own, a definition's paragraphs run together, and a code block inside a
+    definition flattened into one line of prose. API references (Sphinx), command-line
+    options and glossaries are written this way. A term of text and inline elements becomes a
+    bold paragraph; a definition becomes a ``div`` of paragraphs and the blocks it holds, so
+    that its ``<pre>`` is fenced like any other.
+    """
+    for part in list(copy.iter("dl", "dt", "dd")):
+        if part.tag == "dl":
+            part.tag = "div"
+        elif part.tag == "dt" and plain_term(part):
+            bold = etree.SubElement(part, "b")
+            bold.text, part.text = part.text, None
+            for child in list(part)[:-1]:
+                bold.append(child)
+            part.tag = "p"
+        else:
+            _paragraph_runs(part)
+            part.tag = "div"
 
 
 def _holds_a_paragraph(div: etree._Element) -> bool:
@@ -265,10 +338,34 @@ def _trafilatura(root: etree._Element) -> str:
     # absolute already (clean.absolutize_links), and trafilatura would only resolve each one
     # again, to the same value.
     copy = lxml.html.document_fromstring(_without_indentation(_escaped_markup(root)))
+    _definition_lists(copy)
     _code_blocks(copy)
     _paragraph_divs(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
-    return result.strip() if isinstance(result, str) else ""
+    return _spaced_fences(result.strip()) if isinstance(result, str) else ""
+
+
+def _spaced_fences(markdown: str) -> str:
+    """A blank line after each closing code fence that a paragraph follows at once.
+
+    trafilatura writes the next block on the line after the fence. That is valid Markdown, but
+    every other block is set apart by a blank line, and a reader of the raw text looks for one.
+    """
+    if "```" not in markdown:
+        return markdown
+    lines = markdown.split("\n")
+    spaced: list[str] = []
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        spaced.append(line)
+        if fence is None:
+            opening = _FENCE.match(line)
+            fence = opening.group(1) if opening else None
+        elif line.rstrip() == fence:
+            fence = None
+            if index + 1 < len(lines) and lines[index + 1].strip():
+                spaced.append("")
+    return "\n".join(spaced)
 
 
 def _fallback_ceiling(root: etree._Element) -> int | None:

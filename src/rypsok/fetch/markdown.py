@@ -1,7 +1,8 @@
 """A small DOM-to-Markdown renderer, used when trafilatura finds no main content.
 
 It renders headings as ``#``, paragraphs, nested lists, links, inline code, fenced code blocks,
-block quotes and tables. Recursion follows the tree, whose depth the parser bounded to LIM-F11
+block quotes, tables and definition lists (each term a bold paragraph, then its definition).
+Recursion follows the tree, whose depth the parser bounded to LIM-F11
 (:mod:`rypsok.fetch.parse`). A paragraph that starts with Markdown block syntax is escaped so
 that page text cannot pose as a heading of the outline.
 """
@@ -194,7 +195,18 @@ def _block(el: etree._Element, tag: str) -> list[str]:
         return ["\n".join("> " + line if line else ">" for line in inner.split("\n"))]
     if tag == "hr":
         return ["---"]
+    if tag == "dt" and plain_term(el):
+        text = _collapse(_inline(el))
+        return [f"**{text}**"] if text else []
     return _blocks(el)
+
+
+def plain_term(dt: etree._Element) -> bool:
+    """A ``<dt>`` of text and inline elements with no bold of its own: written as a bold
+    paragraph, the term of its definition list (on both paths, trafilatura's and this one)."""
+    return not any(
+        child.tag in _BLOCK_TAGS or child.tag in ("b", "strong") for child in dt.iterdescendants()
+    )
 
 
 def to_markdown(el: etree._Element) -> str:
