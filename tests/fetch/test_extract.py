@@ -156,6 +156,55 @@ def test_a_definition_list_is_terms_and_their_definitions() -> None:
     assert "- " not in content
 
 
+# E = m c^2 in presentation MathML, as LaTeXML (arXiv) and MediaWiki write it.
+_EMC2 = "<mi>E</mi><mo>=</mo><mi>m</mi><msup><mi>c</mi><mn>2</mn></msup>"
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_a_formula_is_its_tex_source_in_markdown_math() -> None:
+    # <math> is not text, so it was removed with script and style: every formula of an arXiv
+    # HTML paper (LaTeXML), a KaTeX page or a Wikipedia article vanished from the sentence.
+    body = (
+        f"<p>Energy <math alttext='E=mc^{{2}}' display='inline'><semantics><mrow>{_EMC2}</mrow>"
+        "<annotation encoding='application/x-tex'>E=mc^{2}</annotation></semantics></math>"
+        " holds for <math alttext='x_i'><msub><mi>x</mi><mi>i</mi></msub></math> as well.</p>"
+        "<p>The sum is</p><math display='block' alttext='\\sum_{i=1}^{n} a_i'><munderover>"
+        "<mo>&#8721;</mo><mrow><mi>i</mi><mo>=</mo><mn>1</mn></mrow><mi>n</mi></munderover>"
+        "<msub><mi>a</mi><mi>i</mi></msub></math>"
+        "<p>Area <span class='mwe-math-element'><span class='mwe-math-mathml-inline' style=''>"
+        "<math alttext='{\\displaystyle A=\\pi r^{2}}'><mi>A</mi><mo>=</mo><mi>&#960;</mi>"
+        "<msup><mi>r</mi><mn>2</mn></msup></math></span><img src='a.svg' aria-hidden='true'"
+        " alt='{\\displaystyle A=\\pi r^{2}}'></span> of a circle.</p>"
+        "<p>Plain <math><mi>x</mi><mo>+</mo><mn>1</mn></math> without TeX.</p>"
+    )
+    content = _article_content(ARTICLE + body + ARTICLE)
+    assert "Energy $E=mc^{2}$ holds for $x_i$ as well." in content  # no escaped "_"
+    assert "$$\n\\sum_{i=1}^{n} a_i\n$$" in content
+    assert "Area $A=\\pi r^{2}$ of a circle." in content  # MediaWiki's wrapper dropped
+    assert "Plain x+1 without TeX." in content
+
+
+@pytest.mark.req("REQ-CTX-005")
+def test_a_formula_never_carries_text_it_does_not_show() -> None:
+    """A browser renders the MathML, never the annotation or alttext: a TeX source holding
+    words the formula does not show is not used (it would be text no reader sees); the
+    formula is then what it shows. A hidden formula is not returned at all.
+
+    Proves THR-19.
+    """
+    body = (
+        "<p>Forged <math><semantics><mi>x</mi><annotation encoding='application/x-tex'>"
+        "x \\text{FORGED-TEX}</annotation></semantics></math> and "
+        f"<math alttext='E=mc^2 FORGED-ALT'>{_EMC2}</math> end.</p>"
+        "<p>Visible <span style='display: none'><math alttext='HIDDEN'><mi>HIDDEN</mi></math>"
+        "</span><math hidden><mi>HIDDEN</mi></math> done.</p>"
+    )
+    content = _article_content(ARTICLE + body + ARTICLE)
+    assert "Forged x and E=mc2 end." in content
+    assert "Visible done." in content
+    assert "FORGED" not in content and "HIDDEN" not in content
+
+
 @pytest.mark.req("REQ-FETCH-004")
 def test_the_fallback_writes_a_definition_list_the_same_way() -> None:
     parsed = parse_html(

@@ -9,14 +9,18 @@ bounded by the same depth. The tree is made of plain lxml elements: the HTML ele
 ``lxml.html`` cost a Python call per element on every later pass.
 
 Comments and processing instructions are dropped by the parser. Subtrees a browser never
-renders as text (script, style, template, noscript, ...) are removed right after parsing; the
-text of ``<style>`` elements is kept, bounded, because inline rules can hide elements, and
-whether the page had a script to run is noted, because a page without text of its own but with
-scripts builds its content in the browser.
+renders as text (script, style, template, noscript, ...) are removed right after parsing. A
+formula (``<math>``) is rendered but is not text: it becomes a ``<span>`` of its TeX source
+between ``\\(`` and ``\\)`` (``\\[`` and ``\\]`` for a block), which trafilatura turns into
+Markdown math, or of the text it shows when it carries no TeX that matches it. The text of
+``<style>`` elements is kept, bounded, because inline rules can hide elements, and whether the
+page had a script to run is noted, because a page without text of its own but with scripts
+builds its content in the browser.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -57,6 +61,14 @@ SKIPPED_SUBTREES = (
 )
 
 Stop = Literal["nodes", "depth", "error"]
+_TEX_ANNOTATION = etree.XPath('.//annotation[@encoding="application/x-tex"]')
+# What a browser shows of a formula: its text outside annotations.
+_SHOWN_TEXT = etree.XPath(
+    ".//text()[not(ancestor::annotation or ancestor::*[local-name()='annotation-xml'])]",
+    smart_strings=False,
+)
+_TEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+_DISPLAY_STYLE = re.compile(r"\{\\(?:display|text)style\s*(.*)\}", re.DOTALL)
 # The type attribute of a script a browser runs (besides none at all): the JavaScript media
 # types of the HTML standard's list and "module". JSON-LD, templates and data blocks run nothing.
 _RUN_TYPES = frozenset(
@@ -123,6 +135,45 @@ def _style_text(root: etree._Element) -> str:
     return "\n".join(parts)
 
 
+def _shows(shown: str, tex: str) -> bool:
+    """Whether the letters and digits of ``tex`` outside its commands are all shown, in order.
+
+    A browser renders a formula's MathML, never its annotation or alttext; a TeX source that
+    held words the formula does not show would be a channel for text no reader sees.
+    """
+    rendered = iter(char for char in shown if char.isalnum())
+    return all(char in rendered for char in _TEX_COMMAND.sub(" ", tex) if char.isalnum())
+
+
+def _formulas_as_text(root: etree._Element) -> None:
+    """Make each ``<math>`` a ``<span>`` of its text, with the attributes it had.
+
+    The TeX source is the ``application/x-tex`` annotation (LaTeXML on arXiv, MediaWiki,
+    KaTeX) or else the ``alttext`` attribute; MediaWiki's ``{\\displaystyle ...}`` wrapper is
+    dropped. It is used only when the formula shows every letter and digit of it
+    (:func:`_shows`), else the span holds what the formula shows. A hidden formula stays
+    hidden: the span keeps the formula's own ``hidden`` and ``style``, and is judged like any
+    element by the noise removal that follows.
+    """
+    for math in list(root.iter("math")):
+        annotation = _TEX_ANNOTATION(math)
+        tex = " ".join(
+            ((annotation[0].text if annotation else None) or math.get("alttext") or "").split()
+        )
+        styled = _DISPLAY_STYLE.fullmatch(tex)
+        if styled:
+            tex = styled.group(1).strip()
+        shown = " ".join("".join(_SHOWN_TEXT(math)).split())
+        if tex and _shows(shown, tex):
+            text = f"\\[{tex}\\]" if math.get("display") == "block" else f"\\({tex}\\)"
+        else:
+            text = shown
+        for child in list(math):
+            math.remove(child)
+        math.text = text
+        math.tag = "span"
+
+
 def _has_scripts(root: etree._Element) -> bool:
     """Whether the tree holds a ``<script>`` a browser would run (not JSON-LD or data)."""
     for script in root.iter("script"):
@@ -185,5 +236,6 @@ def parse_html(text: str, *, max_nodes: int = MAX_NODES, max_depth: int = MAX_DE
         return ParsedHtml(None, nodes, deepest, stopped)
     style = _style_text(root)
     scripts = _has_scripts(root)
+    _formulas_as_text(root)
     etree.strip_elements(root, *SKIPPED_SUBTREES, with_tail=False)
     return ParsedHtml(root, nodes, deepest, stopped, style, scripts)
