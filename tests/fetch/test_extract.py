@@ -124,6 +124,26 @@ def test_a_code_block_is_set_apart_from_what_follows_by_a_blank_line() -> None:
     )
 
 
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_figure_of_code_or_text_is_kept_and_one_of_images_is_not() -> None:
+    # trafilatura deletes every <figure> but one holding a table: Jekyll writes each code
+    # block as <figure class="highlight">, so all the code of such a blog post vanished.
+    body = (
+        "<figure class='highlight'><pre><code class='language-ruby' data-lang='ruby'>"
+        "<span class='k'>def</span> foo\n  puts 1\n<span class='k'>end</span></code></pre>"
+        "</figure><figure><pre>make all</pre><figcaption>Listing 2: the build</figcaption>"
+        "</figure><figure class='wp-block-pullquote'><blockquote><p>Ports are cities."
+        "</p><cite>A harbour master</cite></blockquote></figure>"
+        "<figure><img src='chart.png' alt='chart'><figcaption>IMAGE-CAPTION</figcaption>"
+        "</figure>"
+    )
+    content = _article_content(ARTICLE + body + ARTICLE)
+    assert "```\ndef foo\n  puts 1\nend\n```" in content
+    assert "```\nmake all\n```\n\nListing 2: the build" in content
+    assert "Ports are cities." in content and "A harbour master" in content
+    assert "IMAGE-CAPTION" not in content  # an illustration's caption stays out, as before
+
+
 @pytest.mark.req("REQ-FETCH-004")
 def test_a_definition_list_is_terms_and_their_definitions() -> None:
     # Sphinx's API reference and command-line option lists: trafilatura alone makes one flat

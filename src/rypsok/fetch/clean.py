@@ -29,7 +29,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
-from rypsok.fetch.parse import text_of
+from rypsok.fetch.parse import XML_UNSAFE, text_of, xml_safe
 from rypsok.fetch.sections import heading_key
 
 MAX_URL_CHARS = 2048  # LIM-F9
@@ -209,18 +209,10 @@ def drop(el: etree._Element) -> None:
         previous = el.getprevious()
         # lxml refuses to store characters XML cannot hold, which the HTML parser let in.
         if previous is not None:
-            previous.tail = _xml_safe((previous.tail or "") + tail)
+            previous.tail = xml_safe((previous.tail or "") + tail)
         else:
-            parent.text = _xml_safe((parent.text or "") + tail)
+            parent.text = xml_safe((parent.text or "") + tail)
     parent.remove(el)
-
-
-_XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def _xml_safe(text: str) -> str:
-    """``text`` without the characters lxml refuses to store (SEC-12)."""
-    return _XML_UNSAFE.sub("", text)
 
 
 @dataclass(slots=True)
@@ -477,7 +469,7 @@ def absolutize_links(root: etree._Element, base_url: str) -> None:
             # Link farms repeat targets; resolving each distinct target once keeps this linear.
             resolved[href] = _resolve(base_url, href, origin)
         target = resolved[href]
-        if target is None or _XML_UNSAFE.search(target):
+        if target is None or XML_UNSAFE.search(target):
             del el.attrib["href"]
         elif target != href:
             el.set("href", target)

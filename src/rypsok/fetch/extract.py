@@ -76,6 +76,8 @@ _WHITE_SPACE_STYLE = re.compile(r'style="[^"]*white-space')
 _NO_FENCE_INSIDE = ("pre", "li", "td", "th")
 _LIST_ITEMS = etree.XPath("count(.//li)")
 _PARAGRAPH_PARENTS = etree.XPath("//p/..")
+# Text blocks that make a <figure> content rather than an illustration.
+_FIGURE_CONTENT = ("pre", "blockquote", "p", "ul", "ol", "dl")
 # Elements that can sit inside a paragraph: a div holding only these (and text) is one.
 _INLINE_TAGS = frozenset(
     "a abbr b bdi bdo br cite code data del dfn em font i img ins kbd mark q s samp small span"
@@ -256,6 +258,24 @@ def _paragraph_runs(block: etree._Element) -> None:
     block.extend(kept)
 
 
+def _figures(copy: etree._Element) -> None:
+    """Make a ``div`` of each ``<figure>`` that holds text blocks, its caption a ``p``.
+
+    trafilatura deletes every ``<figure>`` when images are not asked for, except one that holds
+    a table: a code listing in a figure went with it, and Jekyll writes every code block as
+    ``<figure class="highlight"><pre>``, as did quotes set in a figure (WordPress's pull
+    quote). A figure of images and a caption only is left to trafilatura, which drops it.
+    """
+    for figure in list(copy.iter("figure")):
+        if any(
+            next(block.iterancestors("figcaption"), None) is None
+            for block in figure.iter(*_FIGURE_CONTENT)
+        ):
+            figure.tag = "div"
+            for caption in figure.iter("figcaption"):
+                caption.tag = "p"
+
+
 def _definition_lists(copy: etree._Element) -> None:
     """Write each ``<dl>`` as paragraphs: a term in bold, then its definition's blocks.
 
@@ -338,6 +358,7 @@ def _trafilatura(root: etree._Element) -> str:
     # absolute already (clean.absolutize_links), and trafilatura would only resolve each one
     # again, to the same value.
     copy = lxml.html.document_fromstring(_without_indentation(_escaped_markup(root)))
+    _figures(copy)
     _definition_lists(copy)
     _code_blocks(copy)
     _paragraph_divs(copy)

@@ -101,6 +101,15 @@ class ParsedHtml:
         return self.stopped is not None
 
 
+# Characters the HTML parser lets into text and attribute values but lxml refuses to store.
+XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(text: str) -> str:
+    """``text`` without the characters lxml refuses to store (SEC-12)."""
+    return XML_UNSAFE.sub("", text)
+
+
 def text_of(el: etree._Element) -> str:
     """The text of ``el`` and its descendants, without its tail (serialized by libxml2)."""
     text: str = etree.tostring(el, method="text", encoding="unicode", with_tail=False)
@@ -170,7 +179,7 @@ def _formulas_as_text(root: etree._Element) -> None:
             text = shown
         for child in list(math):
             math.remove(child)
-        math.text = text
+        math.text = xml_safe(text)  # an alttext may hold what no text node can
         math.tag = "span"
 
 
