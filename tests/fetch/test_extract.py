@@ -119,9 +119,10 @@ def test_a_code_block_is_set_apart_from_what_follows_by_a_blank_line() -> None:
     block = "<pre>first\n\nsecond</pre><h2>Next</h2><p>After the block.</p>"
     content = main_markdown(_root(_code_page(block))).markdown
     assert "```\nfirst\n\nsecond\n```\n\n## Next\n\n" in content
-    assert extract._spaced_fences("```py\na\n```\nb\n```\nc\n```") == (
-        "```py\na\n```\n\nb\n```\nc\n```"
+    assert extract._spaced_blocks("```py\na\n\n\n```\nb\n\n\n\nc\n```\nd\n```") == (
+        "```py\na\n\n\n```\n\nb\n\nc\n```\nd\n```"
     )
+    assert extract._spaced_blocks("a\n\n \n\nb\n\nc") == "a\n\nb\n\nc"
 
 
 @pytest.mark.req("REQ-FETCH-002")
@@ -142,6 +143,46 @@ def test_a_figure_of_code_or_text_is_kept_and_one_of_images_is_not() -> None:
     assert "```\nmake all\n```\n\nListing 2: the build" in content
     assert "Ports are cities." in content and "A harbour master" in content
     assert "IMAGE-CAPTION" not in content  # an illustration's caption stays out, as before
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_a_quote_is_marked_as_a_quote() -> None:
+    # trafilatura writes a <blockquote> as plain paragraphs: a quoted person's words read as
+    # the page's own. It also takes an inline <q> for a block and breaks the sentence there.
+    body = (
+        "<blockquote><p>Ports are cities.</p><p>Cities are ports.</p>"
+        "<blockquote><p>Inner quote.</p></blockquote><ul><li>listed</li></ul>"
+        "<p>One line<br>and the next</p><h3>Quoted heading</h3><p># not a heading</p>"
+        "</blockquote><p>She said <q>tides <em>turn</em></q> and left.</p>"
+        "<blockquote>Quoted run <b>in bold</b> without a paragraph.</blockquote>"
+    )
+    content = _article_content(ARTICLE + body + ARTICLE)
+    assert (
+        "> Ports are cities.\n>\n> Cities are ports.\n>\n> > Inner quote.\n>\n> - listed\n>\n"
+        "> One line\n>\n> and the next\n>\n> ### Quoted heading\n>\n> \\# not a heading"
+    ) in content
+    assert "She said \u201ctides *turn*\u201d and left." in content
+    assert "> Quoted run **in bold** without a paragraph." in content
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_a_code_block_in_a_quote_stands_between_its_parts() -> None:
+    # Inside a quote trafilatura runs the code into the quote's text; split there, the code is
+    # a fenced block and the quote goes on after it.
+    body = (
+        "<blockquote><p>Run this:</p><pre>make all\nmake test</pre><p>Then done.</p></blockquote>"
+    )
+    content = _article_content(ARTICLE + body + ARTICLE)
+    assert "> Run this:" in content
+    assert "```\nmake all\nmake test\n```\n\n> Then done." in content
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_a_page_cannot_forge_a_quote_mark() -> None:
+    # rypsok's own mark for a quoted paragraph is taken out of the page's text first.
+    content = _article_content(ARTICLE + "<p>\u241eNot a quote, \u241e\u241eeither.</p>" + ARTICLE)
+    assert "Not a quote, either." in content
+    assert ">" not in content and "\u241e" not in content
 
 
 @pytest.mark.req("REQ-FETCH-004")
@@ -232,6 +273,9 @@ def test_the_fallback_writes_a_definition_list_the_same_way() -> None:
         "<dt><b>Bold</b> term</dt><dd><p>Print more.</p><pre>a\nb</pre></dd></dl>"
     )
     assert parsed.root is not None
+    assert to_markdown(parse_html("<p>She said <q>tides</q>.</p>").root) == (  # type: ignore[arg-type]
+        "She said \u201ctides\u201d."
+    )
     assert to_markdown(parsed.root) == (
         "**Latency**\n\nThe time a request takes.\n\n**Bold** term\n\nPrint more.\n\n```\na\nb\n```"
     )

@@ -21,7 +21,7 @@ import trafilatura
 from lxml import etree
 
 from rypsok.fetch.clean import drop
-from rypsok.fetch.markdown import plain_term, to_markdown
+from rypsok.fetch.markdown import escape_block_start, plain_term, to_markdown
 from rypsok.fetch.parse import text_of
 from rypsok.fetch.readability import MainChoice, main_choice
 
@@ -60,6 +60,7 @@ _KEPT_LINE = "\u2424"
 _BLANK_LINE = re.compile(r"^[ \t]*$", re.MULTILINE)
 # The opening fence of a code block as trafilatura writes it (at the start of a line, with an
 # optional language); the block ends at a line of the same fence alone.
+_BLANK_RUN = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _FENCE = re.compile(r"(`{3,})[^`]*$")
 # Blocks some highlighters put around each line of a <pre> (without a newline between them).
 _LINE_TAGS = ("div", "p", "li", "tr")
@@ -76,6 +77,12 @@ _WHITE_SPACE_STYLE = re.compile(r'style="[^"]*white-space')
 _NO_FENCE_INSIDE = ("pre", "li", "td", "th")
 _LIST_ITEMS = etree.XPath("count(.//li)")
 _PARAGRAPH_PARENTS = etree.XPath("//p/..")
+# U+241E, a printable symbol trafilatura keeps (it deletes private-use characters) and never
+# left in the page's text: starts each paragraph of a <blockquote> in trafilatura's copy, once
+# per level (extract._quotes), and becomes ">" in its output.
+_QUOTE_MARK = "\u241e"
+_QUOTED_BLOCKS = ("p", "h1", "h2", "h3", "h4", "h5", "h6", "li")
+_QUOTED_LINE = re.compile(r"^([ \t]*(?:[-*+]|\d{1,9}[.)]|#{1,6})[ \t]+)?(\u241e+)(.*)$")
 # Text blocks that make a <figure> content rather than an illustration.
 _FIGURE_CONTENT = ("pre", "blockquote", "p", "ul", "ol", "dl")
 # Elements that can sit inside a paragraph: a div holding only these (and text) is one.
@@ -357,27 +364,137 @@ def _trafilatura(root: etree._Element) -> str:
     # no larger or deeper than the bounded tree. No URL is passed: every link target is
     # absolute already (clean.absolutize_links), and trafilatura would only resolve each one
     # again, to the same value.
-    copy = lxml.html.document_fromstring(_without_indentation(_escaped_markup(root)))
+    markup = _without_indentation(_escaped_markup(root))
+    if _QUOTE_MARK in markup:  # the mark is rypsok's, never the page's
+        markup = markup.replace(_QUOTE_MARK, "")
+    copy = lxml.html.document_fromstring(markup)
     _figures(copy)
     _definition_lists(copy)
+    _quotes(copy)
     _code_blocks(copy)
     _paragraph_divs(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
-    return _spaced_fences(result.strip()) if isinstance(result, str) else ""
+    return _spaced_blocks(_quoted_lines(result.strip())) if isinstance(result, str) else ""
 
 
-def _spaced_fences(markdown: str) -> str:
-    """A blank line after each closing code fence that a paragraph follows at once.
+def _quotes(copy: etree._Element) -> None:
+    """Mark the start of each paragraph of a ``<blockquote>``, once per level of quoting.
 
-    trafilatura writes the next block on the line after the fence. That is valid Markdown, but
-    every other block is set apart by a blank line, and a reader of the raw text looks for one.
+    trafilatura writes a quote as plain paragraphs, so a quoted person's words read as the
+    page's own. Its text and inline elements are first wrapped in paragraphs; each paragraph,
+    heading and list item whose nearest quote is this one then starts with ``_QUOTE_MARK``,
+    as many as the quotes around it, which :func:`_quoted_lines` turns into ``>`` markers. A
+    code block in a quote is left unmarked (its text is verbatim) and stands outside it.
+    """
+    for inline in list(copy.iter("q")):
+        _inline_quote(inline)
+    quotes = [q for q in copy.iter("blockquote") if next(q.iterancestors("pre"), None) is None]
+    for quote in quotes:
+        _paragraph_runs(quote)
+    for quote in list(quotes):
+        if next(quote.iterancestors("blockquote"), None) is None:
+            quotes.extend(_code_out_of(quote))
+    for quote in quotes:
+        depth = 1 + sum(1 for _ in quote.iterancestors("blockquote"))
+        mark = _QUOTE_MARK * depth
+        for block in quote.iter(*_QUOTED_BLOCKS):
+            if next(block.iterancestors("blockquote")) is not quote:
+                continue
+            block.text = mark + (block.text or "")
+            for br in block.iter("br"):  # the line after a break is quoted too
+                if next(br.iterancestors("blockquote")) is quote:
+                    br.tail = mark + (br.tail or "")
+
+
+def _inline_quote(inline: etree._Element) -> None:
+    """A ``<q>`` as its text between quotation marks, as a browser shows it.
+
+    trafilatura takes a ``<q>`` for a block quote and breaks the sentence around it.
+    """
+    inline.tag = "span"
+    inline.text = "\u201c" + (inline.text or "")
+    if len(inline):
+        inline[-1].tail = (inline[-1].tail or "") + "\u201d"
+    else:
+        inline.text += "\u201d"
+
+
+def _code_out_of(quote: etree._Element) -> list[etree._Element]:
+    """Move each ``<pre>`` child of a top-level ``quote`` out of it, splitting the quote there.
+
+    A code block cannot sit in a quote as trafilatura writes one (it runs the code into the
+    quote's text), so it stands between the two parts. Returns the new quotes after the first.
+    """
+    parts: list[etree._Element] = []
+    current = quote
+    while (pre := next((c for c in current if c.tag == "pre"), None)) is not None:
+        rest = etree.Element("blockquote")
+        for child in list(current)[list(current).index(pre) + 1 :]:
+            rest.append(child)
+        rest.tail, current.tail = current.tail, None
+        current.addnext(pre)
+        pre.tail = None
+        if len(rest):
+            pre.addnext(rest)
+            parts.append(rest)
+        elif rest.tail:
+            pre.tail = rest.tail
+        current = rest
+    return parts
+
+
+def _quoted_lines(markdown: str) -> str:
+    """Turn the quote marks of :func:`_quotes` into ``>`` markers; any other mark goes.
+
+    A mark at the start of a line, or right after a list item's marker, makes the line a
+    quoted one (a block start right after ``>`` is escaped, as in any paragraph); a blank line
+    between two quoted lines becomes a quoted blank line, so that the quote stays one.
+    """
+    if _QUOTE_MARK not in markdown:
+        return markdown
+    lines: list[str] = []
+    blanks: list[str] = []  # blank lines held until the next line says what they are
+    last_depth = 0
+    for line in markdown.split("\n"):
+        if not line.strip():
+            blanks.append(line)
+            continue
+        marked = _QUOTED_LINE.match(line)
+        if marked is None:
+            depth, text = 0, line.replace(_QUOTE_MARK, "")
+        else:
+            depth = len(marked.group(2))
+            rest = marked.group(3).replace(_QUOTE_MARK, "").strip()
+            if not rest:
+                continue  # a quoted block with no text of its own (an image, say)
+            item = marked.group(1) or ""
+            text = "> " * depth + (item + rest if item else escape_block_start(rest))
+        if blanks and depth and last_depth:
+            blanks = [" ".join(">" * min(depth, last_depth))]
+        lines.extend(blanks)
+        blanks = []
+        lines.append(text)
+        last_depth = depth
+    lines.extend(blanks)
+    return "\n".join(lines)
+
+
+def _spaced_blocks(markdown: str) -> str:
+    """One blank line between blocks: none doubled, and one after each closing code fence.
+
+    trafilatura leaves two blank lines in places (around a quote or a code block), which cost
+    ``max_chars`` and say nothing, and writes the block after a code block on the very next
+    line, where every other block is set apart by a blank line. Blank lines inside a code block
+    are its own and stay.
     """
     if "```" not in markdown:
-        return markdown
+        return _BLANK_RUN.sub("\n\n", markdown)
     lines = markdown.split("\n")
     spaced: list[str] = []
     fence: str | None = None
     for index, line in enumerate(lines):
+        if fence is None and not line.strip() and spaced and not spaced[-1].strip():
+            continue
         spaced.append(line)
         if fence is None:
             opening = _FENCE.match(line)

@@ -76,7 +76,8 @@ def _collapse(text: str) -> str:
 _MAY_START_BLOCK = frozenset("#-*+>`~=0123456789")
 
 
-def _escape_block_start(text: str) -> str:
+def escape_block_start(text: str) -> str:
+    """``text`` with a backslash before a start that Markdown would read as block syntax."""
     if text[:1] in _MAY_START_BLOCK and _BLOCK_START.match(text):
         return "\\" + text
     return text
@@ -109,14 +110,16 @@ def _inline_child(el: etree._Element) -> str:
         return f"*{text}*"
     if tag in ("code", "kbd", "samp", "tt"):
         return f"`{text}`"
+    if tag == "q":
+        return f"\u201c{text}\u201d"  # the quotation marks a browser adds
     return inner
 
 
 def _paragraph(text: str) -> str:
     if "\n" not in text:
-        return _escape_block_start(_collapse(text))
+        return escape_block_start(_collapse(text))
     lines = [_collapse(line) for line in text.split("\n")]
-    return "\n".join(_escape_block_start(line) for line in lines if line)
+    return "\n".join(escape_block_start(line) for line in lines if line)
 
 
 def _blocks(el: etree._Element) -> list[str]:
