@@ -188,3 +188,61 @@ def test_root_relative_links_resolve_as_urljoin_resolves_them(href: str, base: s
     """The shortcut for links like "/path?query" (no urljoin call) gives exactly what the
     general path gives, or defers to it; unsafe or unbounded targets are still dropped."""
     assert clean._resolve(base, href, clean._origin(base)) == clean._resolve(base, href)
+
+
+@pytest.mark.req("REQ-CTX-005")
+@pytest.mark.parametrize(
+    "mark",
+    [
+        "<a href='#s'>#</a>",  # VitePress, Hugo themes
+        "<a class='hash-link' href='#s' title='Direct link'>\u200b</a>",  # Docusaurus
+        "<a class='anchor-link' href='#s'>\u00b6</a>",
+        "<a href='#s'>\U0001f517</a>",
+        "<a href='/edit/page.md'><img src='pencil.svg' alt='edit'></a>",
+    ],
+)
+def test_a_link_in_a_heading_without_a_letter_is_a_mark_not_content(mark: str) -> None:
+    """A permalink or an edit icon next to a heading, whatever its class, is dropped: kept,
+    every heading of the content and of its outline ended in a link like "[#](...)". A link
+    that holds words stays, and so does the heading's anchor for fragments."""
+    page = (
+        f"<article><h2 id='s'>Setup {mark}</h2><h3><a href='#t'>Linked title</a></h3>"
+        "<p>Body text of the section.</p></article>"
+    )
+    parsed = parse_html(page)
+    assert parsed.root is not None
+    noise = clean.find_noise(parsed.root, parsed.style_text)
+    clean.absolutize_links(parsed.root, "https://example.org/doc")
+    ids = clean.heading_ids(parsed.root)
+    clean.remove_chrome(parsed.root, noise)
+    headings = list(parsed.root.iter("h2", "h3"))
+    assert [h.find("a") is None for h in headings] == [True, False]
+    assert " ".join(headings[0].itertext()).strip() == "Setup"
+    assert ("setup", ("s",)) in ids
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_fragment_finds_a_heading_whose_marks_were_dropped() -> None:
+    """A heading's anchor ids are matched to its Markdown heading by its text, which no longer
+    holds the marks chrome removal drops ("¶" permalinks, MediaWiki's "[edit]"); counted
+    with them, an id unlike the heading's slug (Sphinx's ``module-json``) found nothing."""
+    from rypsok.fetch.focus import by_fragment
+    from rypsok.fetch.pipeline import run
+    from rypsok.fetch.protocol import WireResult
+    from rypsok.fetch.sections import index_sections
+
+    body = "<p>" + "Words of a paragraph about the module and its use. " * 8 + "</p>"
+    page = (
+        "<article><h1 id='module-json'>json \u2014 JSON encoder<a class='headerlink' "
+        f"href='#module-json'>\u00b6</a></h1>{body}<h2><span id='Early_days' "
+        "class='mw-headline'>Early days</span><span class='mw-editsection'>[<a "
+        f"href='/edit'>edit</a>]</span></h2>{body}</article>"
+    )
+    result = run({"content_type": "text/html", "url": "https://docs.example/json"}, page.encode())
+    assert isinstance(result, WireResult)
+    assert "\u00b6" not in result.content and "edit" not in result.content
+    sections = index_sections(result.content, result.heading_ids)
+    found = by_fragment(sections, "module-json")
+    assert found is not None and found.heading == "json \u2014 JSON encoder"
+    found = by_fragment(sections, "Early_days")
+    assert found is not None and found.heading == "Early days"

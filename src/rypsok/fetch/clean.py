@@ -392,9 +392,42 @@ def remove_chrome(root: etree._Element, noise: Noise) -> int:
             or _named_chrome(el, body_chars)
         ):
             doomed.append(el)
+    doomed.extend(_heading_marks(root))
     for el in doomed:
         drop(el)
     return len(doomed)
+
+
+def _heading_mark(link: etree._Element) -> bool:
+    """A link in a heading that holds no letter or digit (see :func:`_heading_marks`)."""
+    return not any(char.isalnum() for char in text_of(link))
+
+
+def _heading_text(heading: etree._Element) -> str:
+    """A heading's text as the content will have it: without its permalink and edit marks,
+    which chrome removal drops, so that its key matches the heading of the Markdown."""
+    if next(heading.iter("a", "span"), None) is None:
+        return text_of(heading)
+    parts = [heading.text or ""]
+    for child in heading:
+        if not ((child.tag == "a" and _heading_mark(child)) or _decoration(child)):
+            parts.append(_heading_text(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
+
+
+def _heading_marks(root: etree._Element) -> list[etree._Element]:
+    """Links in headings that hold no letter or digit: the "#", "¶" or "🔗" permalinks and
+    edit icons that site generators put next to every heading, whatever their class.
+
+    Kept, each heading of the content (and of its outline) ends in a link like ``[#](...)``.
+    """
+    return [
+        link
+        for heading in root.iter(*_HEADINGS)
+        for link in heading.iter("a")
+        if _heading_mark(link)
+    ]
 
 
 _LAYOUT_XPATH = (
@@ -515,7 +548,7 @@ def heading_ids(root: etree._Element) -> list[tuple[str, tuple[str, ...]]]:
             anchor = _anchor_of(previous)
             if anchor:
                 ids.append(anchor)
-        key = heading_key(text_of(h))
+        key = heading_key(_heading_text(h))
         unique = tuple(dict.fromkeys(ids))[:4]
         if unique and key:
             found.append((key, unique))
