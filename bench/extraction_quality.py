@@ -57,7 +57,7 @@ import lxml.html
 import trafilatura
 
 from rypsok.fetch import Extractor
-from rypsok.fetch import extract as rypsok_extract
+from rypsok.fetch import trafilatura_markdown as rypsok_trafilatura
 from rypsok.fetch.pipeline import run as run_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,13 +130,13 @@ def with_options(overrides: dict[str, bool]) -> Callable[[dict[str, Any], bytes]
     """rypsok's extraction job in this process with these trafilatura settings changed."""
 
     def extract(meta: dict[str, Any], body: bytes) -> str:
-        saved = dict(rypsok_extract.TRAFILATURA_OPTIONS)
-        rypsok_extract.TRAFILATURA_OPTIONS.update(overrides)
+        saved = dict(rypsok_trafilatura.TRAFILATURA_OPTIONS)
+        rypsok_trafilatura.TRAFILATURA_OPTIONS.update(overrides)
         try:
             result = run_pipeline({"content_type": meta["content_type"], "url": meta["url"]}, body)
         finally:
-            rypsok_extract.TRAFILATURA_OPTIONS.clear()
-            rypsok_extract.TRAFILATURA_OPTIONS.update(saved)
+            rypsok_trafilatura.TRAFILATURA_OPTIONS.clear()
+            rypsok_trafilatura.TRAFILATURA_OPTIONS.update(saved)
         return getattr(result, "content", "")
 
     return extract

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
+import trafilatura
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rypsok.fetch import extract
+from rypsok.fetch import extract, trafilatura_markdown
 from rypsok.fetch.extract import bound_title, main_markdown, page_title
 from rypsok.fetch.markdown import to_markdown
 from rypsok.fetch.parse import parse_html
@@ -119,10 +120,10 @@ def test_a_code_block_is_set_apart_from_what_follows_by_a_blank_line() -> None:
     block = "<pre>first\n\nsecond</pre><h2>Next</h2><p>After the block.</p>"
     content = main_markdown(_root(_code_page(block))).markdown
     assert "```\nfirst\n\nsecond\n```\n\n## Next\n\n" in content
-    assert extract._spaced_blocks("```py\na\n\n\n```\nb\n\n\n\nc\n```\nd\n```") == (
+    assert trafilatura_markdown._spaced_blocks("```py\na\n\n\n```\nb\n\n\n\nc\n```\nd\n```") == (
         "```py\na\n\n\n```\n\nb\n\nc\n```\nd\n```"
     )
-    assert extract._spaced_blocks("a\n\n \n\nb\n\nc") == "a\n\nb\n\nc"
+    assert trafilatura_markdown._spaced_blocks("a\n\n \n\nb\n\nc") == "a\n\nb\n\nc"
 
 
 @pytest.mark.req("REQ-FETCH-002")
@@ -356,7 +357,7 @@ def test_a_big_tree_skips_trafilatura(monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(*args: object, **kwargs: object) -> str:
         raise AssertionError("trafilatura must not run on a tree beyond the bound")
 
-    monkeypatch.setattr(extract.trafilatura, "extract", forbidden)
+    monkeypatch.setattr(trafilatura, "extract", forbidden)
     found = main_markdown(_root("<main><h1>Big</h1>" + ARTICLE * 3 + "</main>"))
     assert found.method == "fallback"
     assert found.markdown.startswith("# Big")
@@ -365,7 +366,7 @@ def test_a_big_tree_skips_trafilatura(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_fallback_reads_pages_trafilatura_returns_nothing_for(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(extract.trafilatura, "extract", lambda *a, **k: None)
+    monkeypatch.setattr(trafilatura, "extract", lambda *a, **k: None)
     page = "<div id='nav'><a href='/'>Home</a></div><div class='content'><h1>T</h1>" + ARTICLE
     found = main_markdown(_root(page + "</div>"))
     assert found.method == "fallback"
@@ -374,7 +375,7 @@ def test_the_fallback_reads_pages_trafilatura_returns_nothing_for(
 
 
 def test_the_fallback_keeps_all_posts_of_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extract.trafilatura, "extract", lambda *a, **k: None)
+    monkeypatch.setattr(trafilatura, "extract", lambda *a, **k: None)
     found = main_markdown(_root(f"<div id='page-body'>{THREAD}</div>"))
     for n in range(5):
         assert f"Post number {n}" in found.markdown
@@ -410,7 +411,7 @@ def test_more_text_alone_never_replaces_trafilaturas_choice(
     """REQ-FETCH-002: on a blog post whose main element also holds metadata, related posts and
     a comment form, the fallback holds more than twice trafilatura's text, yet trafilatura's
     result stays: without several similar blocks the extra text is the page's furniture."""
-    monkeypatch.setattr(extract.trafilatura, "extract", _first_paragraph)
+    monkeypatch.setattr(trafilatura, "extract", _first_paragraph)
     root = _root(BLOG)
     choice = extract.main_choice(root)
     assert not choice.similar_blocks
@@ -429,7 +430,7 @@ def test_a_thread_of_similar_posts_replaces_trafilaturas_first_post(
     """REQ-FETCH-002: where trafilatura keeps only the first of several similar posts, the
     fallback, which found their shared container, gives every post."""
     first = "Post number 0, with its own text, long enough to be a paragraph of the thread."
-    monkeypatch.setattr(extract.trafilatura, "extract", lambda *a, **k: first)
+    monkeypatch.setattr(trafilatura, "extract", lambda *a, **k: first)
     root = _root(f"<div id='page-body'>{THREAD}</div><div id='footer'><p>Imprint</p></div>")
     assert extract.main_choice(root).similar_blocks
     found = main_markdown(root)

@@ -1,0 +1,430 @@
+"""trafilatura's Markdown of a cleaned tree, with what trafilatura gets wrong set right.
+
+trafilatura gets a serialized copy of the tree, prepared so that it keeps what it would lose
+or garble, and its Markdown is then finished in two line passes. Each fix was found on a page,
+measured on the corpus and the public sets, and is described in ``docs/extraction.md``
+("Main content"):
+
+* the copy: every ``&`` written so that trafilatura's unescape restores the page's text; the
+  source's indentation removed outside ``pre``, ``code`` and ``textarea``; a ``<figure>`` of
+  code or text kept; a definition list written as terms and definitions; a quote's
+  paragraphs marked; each ``<pre>`` a code block trafilatura fences, with its blank lines and
+  the text after it; a paragraph written as a ``div`` between two ``p`` made a ``p``;
+* the output: the quote marks turned into ``>`` markers, one blank line between blocks.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import lxml.html
+import trafilatura
+from lxml import etree
+
+from rypsok.fetch.clean import drop
+from rypsok.fetch.markdown import escape_block_start, plain_term
+
+# Chosen by measurement (bench/extraction_quality.py, docs/extraction.md).
+TRAFILATURA_OPTIONS: dict[str, Any] = {
+    "output_format": "markdown",
+    "include_links": True,
+    "include_tables": True,
+    "include_formatting": True,
+    "include_images": False,
+    "include_comments": False,
+    "favor_precision": False,
+    "favor_recall": True,
+    "deduplicate": False,
+    "with_metadata": False,
+}
+# trafilatura deletes every empty line of its output, inside code blocks too, and removes
+# U+2424 (its own mark for a line to keep) at the very end: a blank line of a code block
+# written as that mark comes out blank.
+_KEPT_LINE = "\u2424"
+_BLANK_LINE = re.compile(r"^[ \t]*$", re.MULTILINE)
+# Two or more blank lines in a row.
+_BLANK_RUN = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+# The opening fence of a code block as trafilatura writes it (at the start of a line, with an
+# optional language); the block ends at a line of the same fence alone.
+_FENCE = re.compile(r"(`{3,})[^`]*$")
+# Blocks some highlighters put around each line of a <pre> (without a newline between them).
+_LINE_TAGS = ("div", "p", "li", "tr")
+# The page source's indentation: spaces and tabs after a line break (a pattern that starts
+# with the line break is searched for as a literal, 25 times faster than one that starts with
+# optional spaces). Kept inside elements where spacing is text (pre, code, textarea).
+_INDENTATION = re.compile(r"\n[ \t]+")
+# lxml writes every element closed and every "<" of text or attributes as "&lt;", so each
+# match ends at its own closing tag; the name must end there too (not <code-block>).
+_VERBATIM = re.compile(r"(<(pre|code|textarea)(?=[\s>/]).*?</\2>)", re.DOTALL)
+_WHITE_SPACE_STYLE = re.compile(r'style="[^"]*white-space')
+# Where a <pre> is left to trafilatura as it is: in list items and table cells, which hold no
+# fenced block as trafilatura writes them, and in another <pre>, whose text takes its text.
+_NO_FENCE_INSIDE = ("pre", "li", "td", "th")
+_PARAGRAPH_PARENTS = etree.XPath("//p/..")
+# U+241E, a printable symbol trafilatura keeps (it deletes private-use characters) and never
+# left in the page's text: starts each paragraph of a <blockquote> in trafilatura's copy, once
+# per level (:func:`_quotes`), and becomes ">" in its output.
+_QUOTE_MARK = "\u241e"
+_QUOTED_BLOCKS = ("p", "h1", "h2", "h3", "h4", "h5", "h6", "li")
+_QUOTED_LINE = re.compile(r"^([ \t]*(?:[-*+]|\d{1,9}[.)]|#{1,6})[ \t]+)?(\u241e+)(.*)$")
+# Text blocks that make a <figure> content rather than an illustration.
+_FIGURE_CONTENT = ("pre", "blockquote", "p", "ul", "ol", "dl")
+# Elements that can sit inside a paragraph: a div holding only these (and text) is one.
+_INLINE_TAGS = frozenset(
+    "a abbr b bdi bdo br cite code data del dfn em font i img ins kbd mark q s samp small span"
+    " strong sub sup time u var wbr".split()
+)
+
+
+def trafilatura_markdown(root: etree._Element) -> str:
+    """trafilatura's Markdown of the main content of ``root`` (left as it is), or ""."""
+    # trafilatura wants lxml.html elements and edits the tree it gets; the fallback needs the
+    # original. Serializing the bounded tree and reading it back gives both, and the copy can be
+    # no larger or deeper than the bounded tree. No URL is passed: every link target is
+    # absolute already (clean.absolutize_links), and trafilatura would only resolve each one
+    # again, to the same value.
+    markup = _without_indentation(_escaped_markup(root))
+    if _QUOTE_MARK in markup:  # the mark is rypsok's, never the page's
+        markup = markup.replace(_QUOTE_MARK, "")
+    copy = lxml.html.document_fromstring(markup)
+    _figures(copy)
+    _definition_lists(copy)
+    _quotes(copy)
+    _code_blocks(copy)
+    _paragraph_divs(copy)
+    result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
+    return _spaced_blocks(_quoted_lines(result.strip())) if isinstance(result, str) else ""
+
+
+def _escaped_markup(root: etree._Element) -> str:
+    """The tree serialized with every '&' of its text and attribute values written as '&amp;'.
+
+    trafilatura HTML-unescapes its whole output, which would turn page text like "&lt;b&gt;"
+    into markup and "&section=1" in a link into "§ion=1"; read back, this markup gives the
+    page's text with each '&' as '&amp;', so that unescaping restores exactly the page's text.
+    libxml2 writes a '&' of text or of an attribute as "&amp;" and never writes "&amp;" for
+    anything else, so one replacement on the string escapes them all (a Python pass over every
+    element did the same at a few percent of the job).
+    """
+    markup: str = etree.tostring(root, encoding="unicode")
+    return markup.replace("&amp;", "&amp;amp;")
+
+
+def _only_wrapper(el: etree._Element) -> bool:
+    """A ``div`` or ``section`` whose one child is all it holds (no text before or after)."""
+    return (
+        el.tag in ("div", "section")
+        and len(el) == 1
+        and not (el.text or "").strip()
+        and not (el[0].tail or "").strip()
+    )
+
+
+def _code_blocks(copy: etree._Element) -> None:
+    """Hand each ``<pre>`` to trafilatura as a code block it fences, with its text intact.
+
+    A ``<pre>`` is preformatted text, so it becomes a fenced block: trafilatura fences one only
+    when it recognises code by its own markers (a ``highlight`` class on the parent, a ``lang``
+    attribute, a single ``<code>`` child, code-like first words) and otherwise renders it as
+    prose, with its ``_`` and ``*`` escaped (``override\\_settings``) and its lines run
+    together. Each ``<pre>`` is given the ``highlight`` parent and only its text: markup inside
+    (syntax-highlighting spans, links) has no place in a fenced block; a ``<br>`` or a line's
+    block element ends its line, and blank lines are written as trafilatura's kept-line mark
+    (``_KEPT_LINE``). trafilatura drops the text that follows a code block in the same parent,
+    so that text becomes a paragraph of its own. A ``<pre>`` in a list item or a table cell is
+    left as it was: trafilatura cannot put a fenced block there.
+    """
+    for pre in list(copy.iter("pre")):
+        if next(pre.iterancestors(*_NO_FENCE_INSIDE), None) is not None:
+            continue
+        if not "".join(pre.itertext()).strip():
+            drop(pre)  # nothing to fence (an empty fence would be all trafilatura writes)
+            continue
+        for br in pre.iter("br"):
+            br.tail = "\n" + (br.tail or "")
+        for line in pre.iter(*_LINE_TAGS):
+            line.tail = "\n" + (line.tail or "")
+        text = _BLANK_LINE.sub(_KEPT_LINE, "".join(pre.itertext()).strip("\n"))
+        for child in list(pre):
+            pre.remove(child)
+        pre.attrib.clear()
+        # A newline makes trafilatura fence even a one-line block (it would write an inline
+        # code span, run into the next paragraph); the empty line it leaves is deleted.
+        pre.text = text + "\n"
+        block = etree.Element("div", {"class": "highlight"})
+        pre.addprevious(block)
+        block.tail, pre.tail = pre.tail, None
+        block.append(pre)
+        # The text after the block is the tail of the outermost wrapper holding nothing else.
+        top = block
+        while (parent := top.getparent()) is not None and _only_wrapper(parent):
+            top = parent
+        if top.tail and top.tail.strip():
+            after = etree.Element("p")
+            after.text, top.tail = top.tail, None
+            top.addnext(after)
+
+
+def _paragraph_runs(block: etree._Element) -> None:
+    """Wrap each run of text and inline elements among ``block``'s children in a ``p``.
+
+    Block elements stay where they are, between the new paragraphs; whitespace between two
+    inline elements stays inside their paragraph.
+    """
+    children = list(block)
+    lead, block.text = block.text, None
+    for child in children:
+        block.remove(child)  # its tail goes with it
+    kept: list[etree._Element] = []
+    run: etree._Element | None = None
+
+    def add_text(text: str) -> None:
+        nonlocal run
+        if run is None:
+            if text.isspace():
+                return
+            run = etree.Element("p")
+            kept.append(run)
+        if len(run):
+            run[-1].tail = (run[-1].tail or "") + text
+        else:
+            run.text = (run.text or "") + text
+
+    if lead:
+        add_text(lead)
+    for child in children:
+        tail, child.tail = child.tail, None
+        if child.tag in _INLINE_TAGS:
+            if run is None:
+                run = etree.Element("p")
+                kept.append(run)
+            run.append(child)
+        else:
+            run = None
+            kept.append(child)
+        if tail:
+            add_text(tail)
+    block.extend(kept)
+
+
+def _figures(copy: etree._Element) -> None:
+    """Make a ``div`` of each ``<figure>`` that holds text blocks, its caption a ``p``.
+
+    trafilatura deletes every ``<figure>`` when images are not asked for, except one that holds
+    a table: a code listing in a figure went with it, and Jekyll writes every code block as
+    ``<figure class="highlight"><pre>``, as did quotes set in a figure (WordPress's pull
+    quote). A figure of images and a caption only is left to trafilatura, which drops it.
+    """
+    for figure in list(copy.iter("figure")):
+        if any(
+            next(block.iterancestors("figcaption"), None) is None
+            for block in figure.iter(*_FIGURE_CONTENT)
+        ):
+            figure.tag = "div"
+            for caption in figure.iter("figcaption"):
+                caption.tag = "p"
+
+
+def _definition_lists(copy: etree._Element) -> None:
+    """Write each ``<dl>`` as paragraphs: a term in bold, then its definition's blocks.
+
+    trafilatura renders a definition list as one flat list: every term and every definition
+    a bullet of its own, a definition's paragraphs run together, and a code block inside a
+    definition flattened into one line of prose. API references (Sphinx), command-line
+    options and glossaries are written this way. A term of text and inline elements becomes a
+    bold paragraph; a definition becomes a ``div`` of paragraphs and the blocks it holds, so
+    that its ``<pre>`` is fenced like any other.
+    """
+    for part in list(copy.iter("dl", "dt", "dd")):
+        if part.tag == "dl":
+            part.tag = "div"
+        elif part.tag == "dt" and plain_term(part):
+            bold = etree.SubElement(part, "b")
+            bold.text, part.text = part.text, None
+            for child in list(part)[:-1]:
+                bold.append(child)
+            part.tag = "p"
+        else:
+            _paragraph_runs(part)
+            part.tag = "div"
+
+
+def _holds_a_paragraph(div: etree._Element) -> bool:
+    """Text of its own (before or between its children), and only inline children."""
+    text = div.text
+    if not (text and not text.isspace()) and not any(c.tail and not c.tail.isspace() for c in div):
+        return False
+    return all(c.tag in _INLINE_TAGS for c in div)
+
+
+def _paragraph_divs(copy: etree._Element) -> None:
+    """Make a ``p`` of each ``div`` that holds a paragraph between two ``p`` of its parent.
+
+    trafilatura drops such a ``div`` (a paragraph written without ``<p>``) when ``p`` elements
+    stand before and after it in the same parent, in an ``<article>`` or ``<main>``, with any
+    setting; next to one ``p`` only, or among ``div`` elements, it keeps it. Each parent's
+    children are looked at once, so a parent of many children costs one pass.
+    """
+    for parent in _PARAGRAPH_PARENTS(copy):
+        children = list(parent)
+        first = last = -1
+        for index, child in enumerate(children):
+            if child.tag == "p":
+                last = index
+                if first < 0:
+                    first = index
+        for child in children[first + 1 : last]:
+            if child.tag == "div" and _holds_a_paragraph(child):
+                child.tag = "p"
+
+
+def _without_indentation(markup: str) -> str:
+    """The serialized tree with the page source's indentation removed outside ``pre``,
+    ``code`` and ``textarea``: no line break is followed by spaces or tabs.
+
+    A browser shows none of it; trafilatura collapses it inside ``<p>`` only, so a ``div``'s own
+    text or a ``<b>`` across two source lines came out with the source's indentation (up to an
+    eighth of the characters of a hand-written page, counted against ``max_chars``). Line breaks
+    stay, where a stylesheet rypsok does not load may make them visible; a page with an inline
+    ``white-space`` style is left as it is. One pass over the markup string, in C: the same
+    on the tree cost a tenth of the job.
+    """
+    if _WHITE_SPACE_STYLE.search(markup):
+        return markup
+    parts = _VERBATIM.split(markup)
+    # split() returns [outside, verbatim, tag name, outside, verbatim, tag name, ...].
+    return "".join(
+        _INDENTATION.sub("\n", part) if index % 3 == 0 else part
+        for index, part in enumerate(parts)
+        if index % 3 != 2
+    )
+
+
+def _quotes(copy: etree._Element) -> None:
+    """Mark the start of each paragraph of a ``<blockquote>``, once per level of quoting.
+
+    trafilatura writes a quote as plain paragraphs, so a quoted person's words read as the
+    page's own. Its text and inline elements are first wrapped in paragraphs; each paragraph,
+    heading and list item whose nearest quote is this one then starts with ``_QUOTE_MARK``,
+    as many as the quotes around it, which :func:`_quoted_lines` turns into ``>`` markers. A
+    code block in a quote is left unmarked (its text is verbatim) and stands outside it.
+    """
+    for inline in list(copy.iter("q")):
+        _inline_quote(inline)
+    quotes = [q for q in copy.iter("blockquote") if next(q.iterancestors("pre"), None) is None]
+    for quote in quotes:
+        _paragraph_runs(quote)
+    for quote in list(quotes):
+        if next(quote.iterancestors("blockquote"), None) is None:
+            quotes.extend(_code_out_of(quote))
+    for quote in quotes:
+        depth = 1 + sum(1 for _ in quote.iterancestors("blockquote"))
+        mark = _QUOTE_MARK * depth
+        for block in quote.iter(*_QUOTED_BLOCKS):
+            if next(block.iterancestors("blockquote")) is not quote:
+                continue
+            block.text = mark + (block.text or "")
+            for br in block.iter("br"):  # the line after a break is quoted too
+                if next(br.iterancestors("blockquote")) is quote:
+                    br.tail = mark + (br.tail or "")
+
+
+def _inline_quote(inline: etree._Element) -> None:
+    """A ``<q>`` as its text between quotation marks, as a browser shows it.
+
+    trafilatura takes a ``<q>`` for a block quote and breaks the sentence around it.
+    """
+    inline.tag = "span"
+    inline.text = "\u201c" + (inline.text or "")
+    if len(inline):
+        inline[-1].tail = (inline[-1].tail or "") + "\u201d"
+    else:
+        inline.text += "\u201d"
+
+
+def _code_out_of(quote: etree._Element) -> list[etree._Element]:
+    """Move each ``<pre>`` child of a top-level ``quote`` out of it, splitting the quote there.
+
+    A code block cannot sit in a quote as trafilatura writes one (it runs the code into the
+    quote's text), so it stands between the two parts. Returns the new quotes after the first.
+    """
+    parts: list[etree._Element] = []
+    current = quote
+    while (pre := next((c for c in current if c.tag == "pre"), None)) is not None:
+        rest = etree.Element("blockquote")
+        for child in list(current)[list(current).index(pre) + 1 :]:
+            rest.append(child)
+        rest.tail, current.tail = current.tail, None
+        current.addnext(pre)
+        pre.tail = None
+        if len(rest):
+            pre.addnext(rest)
+            parts.append(rest)
+        elif rest.tail:
+            pre.tail = rest.tail
+        current = rest
+    return parts
+
+
+def _quoted_lines(markdown: str) -> str:
+    """Turn the quote marks of :func:`_quotes` into ``>`` markers; any other mark goes.
+
+    A mark at the start of a line, or right after a list item's marker, makes the line a
+    quoted one (a block start right after ``>`` is escaped, as in any paragraph); a blank line
+    between two quoted lines becomes a quoted blank line, so that the quote stays one.
+    """
+    if _QUOTE_MARK not in markdown:
+        return markdown
+    lines: list[str] = []
+    blanks: list[str] = []  # blank lines held until the next line says what they are
+    last_depth = 0
+    for line in markdown.split("\n"):
+        if not line.strip():
+            blanks.append(line)
+            continue
+        marked = _QUOTED_LINE.match(line)
+        if marked is None:
+            depth, text = 0, line.replace(_QUOTE_MARK, "")
+        else:
+            depth = len(marked.group(2))
+            rest = marked.group(3).replace(_QUOTE_MARK, "").strip()
+            if not rest:
+                continue  # a quoted block with no text of its own (an image, say)
+            item = marked.group(1) or ""
+            text = "> " * depth + (item + rest if item else escape_block_start(rest))
+        if blanks and depth and last_depth:
+            blanks = [" ".join(">" * min(depth, last_depth))]
+        lines.extend(blanks)
+        blanks = []
+        lines.append(text)
+        last_depth = depth
+    lines.extend(blanks)
+    return "\n".join(lines)
+
+
+def _spaced_blocks(markdown: str) -> str:
+    """One blank line between blocks: none doubled, and one after each closing code fence.
+
+    trafilatura leaves two blank lines in places (around a quote or a code block), which cost
+    ``max_chars`` and say nothing, and writes the block after a code block on the very next
+    line, where every other block is set apart by a blank line. Blank lines inside a code block
+    are its own and stay.
+    """
+    if "```" not in markdown:
+        return _BLANK_RUN.sub("\n\n", markdown)
+    lines = markdown.split("\n")
+    spaced: list[str] = []
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        if fence is None and not line.strip() and spaced and not spaced[-1].strip():
+            continue
+        spaced.append(line)
+        if fence is None:
+            opening = _FENCE.match(line)
+            fence = opening.group(1) if opening else None
+        elif line.rstrip() == fence:
+            fence = None
+            if index + 1 < len(lines) and lines[index + 1].strip():
+                spaced.append("")
+    return "\n".join(spaced)
