@@ -423,6 +423,54 @@ def test_more_text_alone_never_replaces_trafilaturas_choice(
     assert "Related posts" not in found.markdown and "Leave a reply" not in found.markdown
 
 
+_TERMS = (
+    "<main><h2>Terms of service</h2>"
+    + "".join(
+        f"<h4>Section {i}</h4><p>Clause {i} binds the parties to the terms written here, "
+        f"and clause {i} says how either of them may end the agreement in writing.</p>"
+        for i in range(1, 6)
+    )
+    + "</main>"
+)
+
+
+def _paragraphs_only(*args: object, **kwargs: object) -> str:
+    """What trafilatura returns when it finds no main block and gathers the page's
+    paragraphs one by one (its wild-text recovery): the text without the headings."""
+    return "\n\n".join(
+        f"Clause {i} binds the parties to the terms written here, and clause {i} says how "
+        "either of them may end the agreement in writing."
+        for i in range(1, 6)
+    )
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_the_same_text_with_its_headings_replaces_a_headless_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When trafilatura's result has no heading and the fallback holds about the same text
+    with its headings (Readability's getpocket-tos and dev418 pages), the fallback is chosen:
+    same content, and an outline and sections for fragments and focus."""
+    monkeypatch.setattr(trafilatura, "extract", _paragraphs_only)
+    found = main_markdown(_root(_TERMS))
+    assert found.method == "fallback"
+    assert "## Terms of service" in found.markdown and "#### Section 5" in found.markdown
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_headless_result_stays_when_the_fallback_holds_more_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Headings alone are no reason to switch: with much more text the fallback's headings are
+    # those of its extra blocks (related posts, comments), measured on trafilatura's set.
+    monkeypatch.setattr(trafilatura, "extract", _paragraphs_only)
+    extra = "".join(
+        f"<h3>Related {i}</h3><p>{'Another story entirely. ' * 12}</p>" for i in range(4)
+    )
+    found = main_markdown(_root(_TERMS.replace("</main>", extra + "</main>")))
+    assert found.method == "trafilatura"
+
+
 @pytest.mark.req("REQ-FETCH-002")
 def test_a_thread_of_similar_posts_replaces_trafilaturas_first_post(
     monkeypatch: pytest.MonkeyPatch,

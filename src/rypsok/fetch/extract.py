@@ -8,7 +8,10 @@ a readability-like fallback picks the element that holds the most
 paragraph text (``main``, ``article`` or the best-scoring block) and renders it with
 :mod:`rypsok.fetch.markdown`; when even that is empty, the whole cleaned body is rendered. The
 fallback also replaces a result of trafilatura's that holds far less text, but only where it
-found several similar blocks (forum posts, FAQ entries), of which trafilatura keeps the first.
+found several similar blocks (forum posts, FAQ entries), of which trafilatura keeps the first,
+or where trafilatura's result has no heading and the fallback holds about the same text with
+its headings (trafilatura gathers a page's paragraphs without their headings when it finds no
+main block).
 """
 
 from __future__ import annotations
@@ -33,6 +36,13 @@ TRAFILATURA_MAX_ELEMENTS = 8000
 # trafilatura's result is kept unless the fallback holds this many times more text.
 TRAFILATURA_MIN_SHARE = 0.5
 _MIN_MAIN_CHARS = 40
+_MARKDOWN_HEADING = re.compile(r"^#{1,6} ", re.MULTILINE)
+_SUBHEADINGS = etree.XPath("count(//h2 | //h3 | //h4 | //h5 | //h6)")
+# A headless result of trafilatura's gives way to a fallback with at least this many headings
+# and at most this much more text: more text than that is other blocks, with their headings
+# (measured on both public sets, docs/extraction.md).
+_STRUCTURE_HEADINGS = 2
+_SAME_TEXT_SHARE = 1.15
 _NON_WORD = re.compile(r"\W+")
 # The ASCII characters that are not "\w": deleting them from UTF-8 bytes is one C-speed pass
 # and leaves multi-byte sequences (all bytes >= 0x80) intact.
@@ -133,19 +143,35 @@ def main_markdown(root: etree._Element) -> MainContent:
             # A page that makes the extractor fail falls back to rypsok's own rendering.
             found = ""
     found_chars = _word_chars(found)
-    if found_chars >= _MIN_MAIN_CHARS:
+    # trafilatura keeps no heading when it found no main block and gathered the page's
+    # paragraphs one by one instead; the fallback may hold the same text with its headings.
+    headless = (
+        found_chars >= _MIN_MAIN_CHARS
+        and _MARKDOWN_HEADING.search(found) is None
+        and _SUBHEADINGS(root) >= _STRUCTURE_HEADINGS
+    )
+    if found_chars >= _MIN_MAIN_CHARS and not headless:
         ceiling = _fallback_ceiling(root)
         if ceiling is not None and found_chars >= TRAFILATURA_MIN_SHARE * ceiling:
             # The fallback cannot hold enough more text to be chosen: the decision below would
             # keep trafilatura's result, so the fallback is not rendered at all.
             return MainContent(found, "trafilatura")
     choice = main_choice(root)
+    fallback: str | None = None
+    if headless:
+        fallback = fallback_markdown(root, choice)
+        if (
+            len(_MARKDOWN_HEADING.findall(fallback)) >= _STRUCTURE_HEADINGS
+            and found_chars <= _word_chars(fallback) <= _SAME_TEXT_SHARE * found_chars
+        ):
+            return MainContent(fallback, "fallback")
     if found_chars >= _MIN_MAIN_CHARS and not choice.similar_blocks:
         # More text alone is no reason to leave trafilatura: on blogs and articles the
         # fallback's extra text is the post's metadata, related posts and comment forms
         # (measured on trafilatura's public evaluation set, docs/extraction.md).
         return MainContent(found, "trafilatura")
-    fallback = fallback_markdown(root, choice)
+    if fallback is None:
+        fallback = fallback_markdown(root, choice)
     fallback_chars = _word_chars(fallback)
     # trafilatura keeps the first of several similar blocks (forum posts, FAQ entries) on some
     # pages; when the fallback found such blocks and holds far more text, it found the rest.
