@@ -147,6 +147,22 @@ def test_a_figure_of_code_or_text_is_kept_and_one_of_images_is_not() -> None:
 
 
 @pytest.mark.req("REQ-FETCH-004")
+def test_a_link_without_a_target_is_its_text() -> None:
+    # mailto:, tel: and javascript: targets are removed (clean.absolutize_links); trafilatura
+    # wrote what was left as "[text]", brackets around nothing to follow.
+    body = (
+        "<p>Write to <a href='mailto:desk@example.org'>desk@example.org</a>, call <a "
+        "href='tel:+4930123'>030 123</a>, <a href='javascript:void(0)'>open the form</a> or "
+        "read <a name='x'>the notes</a> and <a href='/faq'>the FAQ</a> today.</p>"
+    )
+    content = _article_content(ARTICLE + body + ARTICLE)
+    assert (
+        "Write to desk@example.org, call 030 123, open the form or read the notes and "
+        "[the FAQ](https://e.org/faq) today."
+    ) in content
+
+
+@pytest.mark.req("REQ-FETCH-004")
 def test_a_quote_is_marked_as_a_quote() -> None:
     # trafilatura writes a <blockquote> as plain paragraphs: a quoted person's words read as
     # the page's own. It also takes an inline <q> for a block and breaks the sentence there.
@@ -455,6 +471,11 @@ def test_the_same_text_with_its_headings_replaces_a_headless_result(
     found = main_markdown(_root(_TERMS))
     assert found.method == "fallback"
     assert "## Terms of service" in found.markdown and "#### Section 5" in found.markdown
+    # One heading kept of six is still most of them lost.
+    monkeypatch.setattr(
+        trafilatura, "extract", lambda *a, **k: "## Terms of service\n\n" + _paragraphs_only()
+    )
+    assert main_markdown(_root(_TERMS)).method == "fallback"
 
 
 @pytest.mark.req("REQ-FETCH-002")

@@ -9,9 +9,9 @@ paragraph text (``main``, ``article`` or the best-scoring block) and renders it 
 :mod:`rypsok.fetch.markdown`; when even that is empty, the whole cleaned body is rendered. The
 fallback also replaces a result of trafilatura's that holds far less text, but only where it
 found several similar blocks (forum posts, FAQ entries), of which trafilatura keeps the first,
-or where trafilatura's result has no heading and the fallback holds about the same text with
-its headings (trafilatura gathers a page's paragraphs without their headings when it finds no
-main block).
+or where trafilatura's result lost most headings and the fallback holds about the same text
+with them (trafilatura gathers a page's paragraphs without their headings when it finds no main
+block).
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ TRAFILATURA_MIN_SHARE = 0.5
 _MIN_MAIN_CHARS = 40
 _MARKDOWN_HEADING = re.compile(r"^#{1,6} ", re.MULTILINE)
 _SUBHEADINGS = etree.XPath("count(//h2 | //h3 | //h4 | //h5 | //h6)")
-# A headless result of trafilatura's gives way to a fallback with at least this many headings
-# and at most this much more text: more text than that is other blocks, with their headings
-# (measured on both public sets, docs/extraction.md).
+# A result of trafilatura's that lost its headings gives way to a fallback with at least this
+# many headings, more than twice as many, and at most this much more text: more text than that
+# is other blocks, with their headings (measured on both public sets, docs/extraction.md).
 _STRUCTURE_HEADINGS = 2
 _SAME_TEXT_SHARE = 1.15
 _NON_WORD = re.compile(r"\W+")
@@ -133,6 +133,12 @@ def fallback_markdown(root: etree._Element, choice: MainChoice | None = None) ->
     return "\n\n".join(md for md in (to_markdown(el) for el in elements) if md)
 
 
+def _headings_lost(kept: int, there: float) -> bool:
+    """Whether a result that kept ``kept`` headings lost most of the ``there`` it could have:
+    at least ``_STRUCTURE_HEADINGS`` of them, and more than twice what it kept."""
+    return there >= _STRUCTURE_HEADINGS and there > 2 * kept
+
+
 def main_markdown(root: etree._Element) -> MainContent:
     """The main content of the cleaned tree as Markdown (see the module docstring)."""
     found = ""
@@ -143,13 +149,10 @@ def main_markdown(root: etree._Element) -> MainContent:
             # A page that makes the extractor fail falls back to rypsok's own rendering.
             found = ""
     found_chars = _word_chars(found)
-    # trafilatura keeps no heading when it found no main block and gathered the page's
-    # paragraphs one by one instead; the fallback may hold the same text with its headings.
-    headless = (
-        found_chars >= _MIN_MAIN_CHARS
-        and _MARKDOWN_HEADING.search(found) is None
-        and _SUBHEADINGS(root) >= _STRUCTURE_HEADINGS
-    )
+    # trafilatura drops headings when it finds no main block and gathers the page's paragraphs
+    # one by one instead; the fallback may hold the same text with its headings.
+    found_headings = len(_MARKDOWN_HEADING.findall(found)) if found_chars >= _MIN_MAIN_CHARS else 0
+    headless = found_chars >= _MIN_MAIN_CHARS and _headings_lost(found_headings, _SUBHEADINGS(root))
     if found_chars >= _MIN_MAIN_CHARS and not headless:
         ceiling = _fallback_ceiling(root)
         if ceiling is not None and found_chars >= TRAFILATURA_MIN_SHARE * ceiling:
@@ -161,7 +164,7 @@ def main_markdown(root: etree._Element) -> MainContent:
     if headless:
         fallback = fallback_markdown(root, choice)
         if (
-            len(_MARKDOWN_HEADING.findall(fallback)) >= _STRUCTURE_HEADINGS
+            _headings_lost(found_headings, len(_MARKDOWN_HEADING.findall(fallback)))
             and found_chars <= _word_chars(fallback) <= _SAME_TEXT_SHARE * found_chars
         ):
             return MainContent(fallback, "fallback")

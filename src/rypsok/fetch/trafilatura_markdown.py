@@ -6,7 +6,8 @@ measured on the corpus and the public sets, and is described in ``docs/extractio
 ("Main content"):
 
 * the copy: every ``&`` written so that trafilatura's unescape restores the page's text; the
-  source's indentation removed outside ``pre``, ``code`` and ``textarea``; a ``<figure>`` of
+  source's indentation removed outside ``pre``, ``code`` and ``textarea``; a link without a
+  target made plain text; a ``<figure>`` of
   code or text kept; a definition list written as terms and definitions; a quote's
   paragraphs marked; each ``<pre>`` a code block trafilatura fences, with its blank lines and
   the text after it; a paragraph written as a ``div`` between two ``p`` made a ``p``;
@@ -88,6 +89,7 @@ def trafilatura_markdown(root: etree._Element) -> str:
     if _QUOTE_MARK in markup:  # the mark is rypsok's, never the page's
         markup = markup.replace(_QUOTE_MARK, "")
     copy = lxml.html.document_fromstring(markup)
+    _plain_anchors(copy)
     _figures(copy)
     _definition_lists(copy)
     _quotes(copy)
@@ -206,6 +208,18 @@ def _paragraph_runs(block: etree._Element) -> None:
         if tail:
             add_text(tail)
     block.extend(kept)
+
+
+def _plain_anchors(copy: etree._Element) -> None:
+    """Make a ``span`` of each ``<a>`` that has no target (any more).
+
+    trafilatura writes such a link as its text in brackets, ``[text]``, with no target: a
+    ``mailto:``, ``tel:`` or ``javascript:`` link, whose target ``clean.absolutize_links``
+    removed, or a plain anchor. Its text is what a reader sees.
+    """
+    for anchor in copy.iter("a"):
+        if anchor.get("href") is None:
+            anchor.tag = "span"
 
 
 def _figures(copy: etree._Element) -> None:
