@@ -8,6 +8,7 @@ import pytest
 import trafilatura
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from rypsok.fetch import extract, trafilatura_markdown
 from rypsok.fetch.extract import bound_title, main_markdown, page_title
@@ -160,6 +161,52 @@ def test_a_link_without_a_target_is_its_text() -> None:
         "Write to desk@example.org, call 030 123, open the form or read the notes and "
         "[the FAQ](https://e.org/faq) today."
     ) in content
+
+
+def _list_shape(markdown: str) -> list[tuple[int, str]]:
+    """Each list item of ``markdown`` as a CommonMark reader nests it: (depth, its first text)."""
+    shape: list[tuple[int, str]] = []
+    depth = 0
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    for index, token in enumerate(tokens):
+        if token.type in ("bullet_list_open", "ordered_list_open"):
+            depth += 1
+        elif token.type in ("bullet_list_close", "ordered_list_close"):
+            depth -= 1
+        elif token.type == "list_item_open":
+            text = next(t.content for t in tokens[index:] if t.type == "inline")
+            shape.append((depth, text.split()[0]))
+    return shape
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_a_nested_list_stays_nested_under_a_numbered_item() -> None:
+    # trafilatura indents a nested item by two spaces per level: under "1. " or "10. " a
+    # CommonMark reader takes it for an item of the outer list.
+    ten = "".join(f"<li>step{number} of the list</li>" for number in range(1, 10))
+    body = (
+        f"<ol>{ten}<li>step10 with parts<ol><li>part1 first<ul><li>bullet under part1</li></ul>"
+        "after1 the bullets</li><li>part2 second</li></ol>after10 the parts</li>"
+        "<li>step11 last</li></ol><ul><li>bullet with<ol><li>numbered under bullet</li></ol>"
+        "</li></ul><ol><li>alpha<br>beta on the next line<ol><li>gamma</li></ol></li></ol>"
+        "<pre>  1. a code line\n    2. stays as it is</pre>"
+    )
+    content = _article_content(ARTICLE + body + ARTICLE)
+    assert _list_shape(content) == [
+        *((1, f"step{number}") for number in range(1, 11)),
+        (2, "part1"),
+        (3, "bullet"),
+        (2, "part2"),
+        (1, "step11"),
+        (1, "bullet"),
+        (2, "numbered"),
+        (1, "alpha"),
+        (2, "gamma"),
+    ]
+    # The text after a nested list stays in the item it belongs to.
+    assert "\n       after1 the bullets\n" in content
+    assert "\n    after10 the parts\n" in content
+    assert "  1. a code line\n    2. stays as it is" in content
 
 
 @pytest.mark.req("REQ-FETCH-004")

@@ -11,7 +11,8 @@ measured on the corpus and the public sets, and is described in ``docs/extractio
   code or text kept; a definition list written as terms and definitions; a quote's
   paragraphs marked; each ``<pre>`` a code block trafilatura fences, with its blank lines and
   the text after it; a paragraph written as a ``div`` between two ``p`` made a ``p``;
-* the output: the quote marks turned into ``>`` markers, one blank line between blocks.
+* the output: nested list items indented under their item's text, the quote marks turned into
+  ``>`` markers, one blank line between blocks.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ _BLANK_RUN = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 # The opening fence of a code block as trafilatura writes it (at the start of a line, with an
 # optional language); the block ends at a line of the same fence alone.
 _FENCE = re.compile(r"(`{3,})[^`]*$")
+# A list item as trafilatura writes one: two spaces per level of nesting, then its marker.
+_LIST_ITEM = re.compile(r"( *)([-*+]|\d{1,9}[.)]) ")
 # Blocks some highlighters put around each line of a <pre> (without a newline between them).
 _LINE_TAGS = ("div", "p", "li", "tr")
 # The page source's indentation: spaces and tabs after a line break (a pattern that starts
@@ -96,7 +99,9 @@ def trafilatura_markdown(root: etree._Element) -> str:
     _code_blocks(copy)
     _paragraph_divs(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
-    return _spaced_blocks(_quoted_lines(result.strip())) if isinstance(result, str) else ""
+    if not isinstance(result, str):
+        return ""
+    return _spaced_blocks(_quoted_lines(_nested_lists(result.strip())))
 
 
 def _escaped_markup(root: etree._Element) -> str:
@@ -379,6 +384,53 @@ def _code_out_of(quote: etree._Element) -> list[etree._Element]:
             pre.tail = rest.tail
         current = rest
     return parts
+
+
+def _nested_lists(markdown: str) -> str:
+    """Indent each nested list item to the text of the item it belongs to.
+
+    trafilatura indents a nested item by two spaces per level, whatever the marker above it;
+    under ``1. `` (three characters) or ``10. `` that is too little, and CommonMark reads the
+    item as one of the outer list, so the nesting is lost. The text it writes after a nested
+    list, indented to its item's text, moves with that item. Code blocks are left as they are.
+    """
+    if "\n  " not in markdown:
+        return markdown  # no line is nested
+    lines = markdown.split("\n")
+    written: list[int] = []  # trafilatura's text column of the open item at each level
+    columns: list[int] = []  # where that text is now
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        if fence is not None:
+            if line.strip() == fence:
+                fence = None
+            continue
+        opening = _FENCE.match(line.lstrip(" "))
+        if opening:
+            fence = opening.group(1)
+            continue
+        item = _LIST_ITEM.match(line)
+        if item is not None and len(item.group(1)) % 2 == 0:
+            level = len(item.group(1)) // 2
+            if level > len(columns):
+                written, columns = [], []  # deeper than any open item: not trafilatura's
+                continue
+            del written[level:], columns[level:]
+            start = columns[-1] if columns else 0
+            lines[index] = " " * start + line[len(item.group(1)) :]
+            written.append(len(item.group(0)))
+            columns.append(start + len(item.group(2)) + 1)
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        if not line.strip() or (indent == 0 and index and lines[index - 1].strip()):
+            continue  # a blank line, or a line that continues the one before
+        if indent in written:  # text after a nested list, in its item
+            level = written.index(indent)
+            del written[level + 1 :], columns[level + 1 :]
+            lines[index] = " " * columns[level] + line[indent:]
+        else:
+            written, columns = [], []
+    return "\n".join(lines)
 
 
 def _quoted_lines(markdown: str) -> str:
