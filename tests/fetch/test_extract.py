@@ -615,6 +615,35 @@ def test_a_page_without_text_but_with_scripts_needs_javascript(page: bytes) -> N
     assert (result.status, result.reason) == ("error", "javascript_required")
 
 
+@pytest.mark.req("REQ-PAGE-006")
+@pytest.mark.parametrize(
+    ("page", "flagged"),
+    [
+        # A shell with a few words of its own: returned, and flagged.
+        (b"<head><script src='/app.js'></script></head><body><div id='app'>Loading...</div>", True),
+        (b"<p>One short paragraph.</p><script>track()</script>", True),
+        # No script that runs: a short page is just short.
+        (b"<p>One short paragraph.</p>", False),
+        (b"<p>One short paragraph.</p><script type='application/ld+json'>{}</script>", False),
+        # Enough text of its own, scripts or not.
+        (ARTICLE.encode() + b"<script>track()</script>", False),
+        # A login form: access says what it is.
+        (
+            b"<form><input name='user'><input type='password' name='pw'><button>Go</button>"
+            b"</form><script src='/login.js'></script>",
+            False,
+        ),
+    ],
+)
+def test_little_text_with_scripts_is_flagged(page: bytes, flagged: bool) -> None:
+    """Less visible text than counts as usable content (``signals.USABLE_CONTENT_CHARS``) and a
+    script that runs: the content may be built by JavaScript (notice
+    ``javascript_may_be_required``)."""
+    result = run({"content_type": "text/html", "url": "https://e.org/"}, page)
+    assert isinstance(result, WireResult), result
+    assert result.javascript_may_be_required is flagged
+
+
 def test_the_pipeline_reports_its_method() -> None:
     result = run(
         {"content_type": "text/html", "url": "https://e.org/"},

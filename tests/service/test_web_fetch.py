@@ -324,6 +324,33 @@ async def test_an_application_shell_says_javascript_is_required() -> None:
     assert "PLEA-TEXT" not in json.dumps(data) and "Dashboard" not in json.dumps(data)
 
 
+@pytest.mark.req("REQ-PAGE-006")
+async def test_a_shell_with_a_few_words_says_javascript_may_be_required() -> None:
+    """A shell that shows a few words ("Loading...") while its scripts build the page is
+    returned, with the ``javascript_may_be_required`` notice: the caller learns that the words
+    may be all a fetch will ever get. An article of the same site with scripts has no such
+    notice."""
+    shell = (
+        b"<html><head><title>Dashboard</title><script src='/static/app.js'></script></head>"
+        b"<body><div id='root'>Loading your dashboard...</div></body></html>"
+    )
+    with fake_http_server() as server:
+        server.replies["/app"] = Reply(body=shell, headers=HTML)
+        server.replies["/tides"] = Reply(
+            body=ARTICLE.replace(b"</body>", b"<script src='/static/app.js'></script></body>"),
+            headers=HTML,
+        )
+        async with fetch_services(server) as services:
+            data = await fetch(services, url=server.url("/app"))
+            article = await fetch(services, url=server.url("/tides"))
+    assert data["outcome"] == "ok", data
+    assert data["content"] == "Loading your dashboard..."
+    notices = {n["code"]: n["message"] for n in data["notices"]}
+    assert "may be built by JavaScript" in notices["javascript_may_be_required"]
+    assert article["outcome"] == "ok", article
+    assert "javascript_may_be_required" not in {n["code"] for n in article["notices"]}
+
+
 async def test_req_sec_006_loopback_refused_by_the_production_policy() -> None:
     """REQ-SEC-006, REQ-TEST-005: without the injected allow rule, a loopback URL is refused
     before any connection; so is the cloud metadata address.

@@ -64,6 +64,10 @@ _MESSAGES: dict[NoticeCode, str] = {
     NoticeCode.FETCHED_OVER_HTTPS: "The http URL was fetched over https instead.",
     NoticeCode.REDIRECT_FOLLOWED: ("{count} redirects were followed; url is the final one."),
     NoticeCode.CHARSET_REPLACED: "Undecodable bytes were replaced while decoding the page.",
+    NoticeCode.JAVASCRIPT_MAY_BE_REQUIRED: (
+        "The page holds little text and runs scripts; its content may be built by JavaScript, "
+        "which web_fetch does not run."
+    ),
     NoticeCode.FOCUS_NOT_FOUND: (
         "No section matched the focus or fragment; content starts at the top."
     ),

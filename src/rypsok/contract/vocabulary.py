@@ -92,6 +92,7 @@ class NoticeCode(StrEnum):
     FETCHED_OVER_HTTPS = "fetched_over_https"
     REDIRECT_FOLLOWED = "redirect_followed"
     CHARSET_REPLACED = "charset_replaced"
+    JAVASCRIPT_MAY_BE_REQUIRED = "javascript_may_be_required"
     FOCUS_NOT_FOUND = "focus_not_found"
     FEED_ITEMS_LIMITED = "feed_items_limited"
 

@@ -263,4 +263,5 @@ def _extraction(
         title_truncated=reply.title_truncated,
         access=verdict,
         method=reply.method,
+        javascript_may_be_required=reply.javascript_may_be_required,
     )

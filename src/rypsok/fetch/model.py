@@ -24,6 +24,8 @@ class Extraction:
     bound cut the document (notice ``extraction_partial``); ``charset_replaced`` that
     undecodable bytes were replaced. ``access`` is rypsok's verdict (not external data);
     ``method`` says which extractor produced the content (for logs and measurement).
+    ``javascript_may_be_required``: an HTML page with little visible text that runs scripts
+    (notice ``javascript_may_be_required``).
     """
 
     media_type: str
@@ -41,6 +43,7 @@ class Extraction:
     title_truncated: bool
     access: AccessVerdict
     method: str
+    javascript_may_be_required: bool = False
 
     @property
     def total_chars(self) -> int:
@@ -54,6 +57,8 @@ class Extraction:
             found.append(notice(NoticeCode.EXTRACTION_PARTIAL))
         if self.charset_replaced:
             found.append(notice(NoticeCode.CHARSET_REPLACED))
+        if self.javascript_may_be_required:
+            found.append(notice(NoticeCode.JAVASCRIPT_MAY_BE_REQUIRED))
         if self.title_truncated:
             found.append(notice(NoticeCode.TITLE_TRUNCATED, count=1))
         return found

@@ -70,6 +70,7 @@ def _result(
     method: str,
     items: list[WireItem] | None = None,
     items_total: int = 0,
+    javascript_may_be_required: bool = False,
 ) -> WireResult:
     content, cut = _bounded(content)
     bounded_title, title_cut = bound_title(title)
@@ -103,6 +104,7 @@ def _result(
         charset_replaced=decoded.replaced,
         signals=access,
         method=method,
+        javascript_may_be_required=javascript_may_be_required,
     )
 
 
@@ -114,6 +116,7 @@ class _Page(NamedTuple):
     heading_ids: list[tuple[str, tuple[str, ...]]]
     signals: WireSignals
     method: str
+    javascript_may_be_required: bool
 
 
 def _html(parsed: ParsedHtml, url: str) -> _Page | WireFailure:
@@ -146,6 +149,11 @@ def _html(parsed: ParsedHtml, url: str) -> _Page | WireFailure:
             usable_content=evidence.usable_content,
         ),
         method=main.method,
+        # Little visible text (too little to count as usable content) and scripts to run: the
+        # rest of the page may be built in the browser. A login form has its own verdict.
+        javascript_may_be_required=(
+            parsed.has_scripts and not evidence.usable_content and not evidence.password_control
+        ),
     )
 
 
@@ -248,6 +256,7 @@ def run(job: dict[str, Any], body: bytes | bytearray) -> WireResult | WireFailur
         partial=partial,
         access=page.signals,
         method=page.method,
+        javascript_may_be_required=page.javascript_may_be_required,
     )
 
 

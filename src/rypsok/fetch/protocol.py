@@ -90,6 +90,7 @@ class WireResult(_Strict):
     charset_replaced: bool
     signals: WireSignals | None
     method: str = Field(max_length=20)
+    javascript_may_be_required: bool = False
 
 
 class WireFailure(_Strict):
