@@ -209,6 +209,26 @@ def test_a_nested_list_stays_nested_under_a_numbered_item() -> None:
     assert "  1. a code line\n    2. stays as it is" in content
 
 
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_paragraph_shown_twice_in_a_row_is_kept_twice() -> None:
+    # trafilatura deletes a block that repeats the one before it (its guard against its own
+    # overlapping candidates): a page that shows a paragraph twice lost the second.
+    twice = "The tide tables for the harbour are published every morning at six o'clock."
+    body = f"<p>{twice}</p><p>{twice}</p><div>{twice} Once.</div><div>{twice} Once.</div>"
+    content = _article_content(ARTICLE + body + ARTICLE)
+    assert content.count(twice) == 4
+    assert "\u241f" not in content
+
+
+def test_the_same_text_in_two_classes_is_shown_once() -> None:
+    # One text written for two screen sizes, of which a browser shows one: trafilatura's guard
+    # still applies to it.
+    twice = "The tide tables for the harbour are published every morning at six o'clock."
+    body = f"<p class='md:hidden'>{twice}</p><p class='hidden md:block'>{twice}</p>"
+    content = _article_content(ARTICLE + body + ARTICLE)
+    assert content.count(twice) == 1
+
+
 @pytest.mark.req("REQ-FETCH-004")
 def test_a_quote_is_marked_as_a_quote() -> None:
     # trafilatura writes a <blockquote> as plain paragraphs: a quoted person's words read as
@@ -242,11 +262,13 @@ def test_a_code_block_in_a_quote_stands_between_its_parts() -> None:
 
 
 @pytest.mark.req("REQ-FETCH-004")
-def test_a_page_cannot_forge_a_quote_mark() -> None:
-    # rypsok's own mark for a quoted paragraph is taken out of the page's text first.
-    content = _article_content(ARTICLE + "<p>\u241eNot a quote, \u241e\u241eeither.</p>" + ARTICLE)
-    assert "Not a quote, either." in content
-    assert ">" not in content and "\u241e" not in content
+def test_a_page_cannot_forge_a_quote_or_twin_mark() -> None:
+    # rypsok's own marks (a quoted paragraph, a paragraph shown twice) are taken out of the
+    # page's text first.
+    body = "<p>\u241eNot a quote, \u241e\u241eeither, \u241fnor a \u241ftwin.</p>"
+    content = _article_content(ARTICLE + body + ARTICLE)
+    assert "Not a quote, either, nor a twin." in content
+    assert ">" not in content and "\u241e" not in content and "\u241f" not in content
 
 
 @pytest.mark.req("REQ-FETCH-004")

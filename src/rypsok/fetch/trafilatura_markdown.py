@@ -7,7 +7,7 @@ measured on the corpus and the public sets, and is described in ``docs/extractio
 
 * the copy: every ``&`` written so that trafilatura's unescape restores the page's text; the
   source's indentation removed outside ``pre``, ``code`` and ``textarea``; a link without a
-  target made plain text; a ``<figure>`` of
+  target made plain text; a paragraph shown twice in a row kept twice; a ``<figure>`` of
   code or text kept; a definition list written as terms and definitions; a quote's
   paragraphs marked; each ``<pre>`` a code block trafilatura fences, with its blank lines and
   the text after it; a paragraph written as a ``div`` between two ``p`` made a ``p``;
@@ -70,6 +70,13 @@ _PARAGRAPH_PARENTS = etree.XPath("//p/..")
 # left in the page's text: starts each paragraph of a <blockquote> in trafilatura's copy, once
 # per level (:func:`_quotes`), and becomes ">" in its output.
 _QUOTE_MARK = "\u241e"
+# U+241F, as the quote mark: starts the second of two adjacent blocks with the same text in
+# trafilatura's copy (_twins), so that trafilatura keeps both; removed from its output.
+_TWIN_MARK = "\u241f"
+_TWIN_TAGS = ("p", "div", "li", "dd", "blockquote")
+# trafilatura deletes a block that repeats the one before it when longer than this
+# (MIN_DUPLICATE_LENGTH in its settings).
+_TWIN_MIN_CHARS = 50
 _QUOTED_BLOCKS = ("p", "h1", "h2", "h3", "h4", "h5", "h6", "li")
 _QUOTED_LINE = re.compile(r"^([ \t]*(?:[-*+]|\d{1,9}[.)]|#{1,6})[ \t]+)?(\u241e+)(.*)$")
 # Text blocks that make a <figure> content rather than an illustration.
@@ -89,10 +96,12 @@ def trafilatura_markdown(root: etree._Element) -> str:
     # absolute already (clean.absolutize_links), and trafilatura would only resolve each one
     # again, to the same value.
     markup = _without_indentation(_escaped_markup(root))
-    if _QUOTE_MARK in markup:  # the mark is rypsok's, never the page's
-        markup = markup.replace(_QUOTE_MARK, "")
+    for mark in (_QUOTE_MARK, _TWIN_MARK):
+        if mark in markup:  # the marks are rypsok's, never the page's
+            markup = markup.replace(mark, "")
     copy = lxml.html.document_fromstring(markup)
     _plain_anchors(copy)
+    _twins(copy)
     _figures(copy)
     _definition_lists(copy)
     _quotes(copy)
@@ -101,6 +110,8 @@ def trafilatura_markdown(root: etree._Element) -> str:
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
     if not isinstance(result, str):
         return ""
+    if _TWIN_MARK in result:
+        result = result.replace(_TWIN_MARK, "")
     return _spaced_blocks(_quoted_lines(_nested_lists(result.strip())))
 
 
@@ -225,6 +236,40 @@ def _plain_anchors(copy: etree._Element) -> None:
     for anchor in copy.iter("a"):
         if anchor.get("href") is None:
             anchor.tag = "span"
+
+
+def _twins(copy: etree._Element) -> None:
+    """Mark the second of two adjacent blocks of the same tag and the same text.
+
+    trafilatura deletes a block of its result that repeats the one before it (over 50
+    characters), to undo its own overlapping candidates; a page that shows the same paragraph
+    twice in a row lost the second. The mark makes the twins differ for that comparison only;
+    a block trafilatura itself took twice still carries the same text twice and still goes, and
+    so do twins of different classes, the same text for two screen sizes.
+    """
+    previous: etree._Element | None = None
+    for block in copy.iter(*_TWIN_TAGS):
+        if (
+            previous is not None
+            and block.getprevious() is previous
+            and block.tag == previous.tag
+            # The same text in two classes is one text for two screen sizes ("md:hidden" and
+            # "hidden md:block"), of which a browser shows one: trafilatura may drop that twin.
+            and block.get("class") == previous.get("class")
+            # Cheap first: twins start with the same text and have as many children.
+            and len(block) == len(previous)
+            and (block.text or "").strip() == (previous.text or "").strip()
+        ):
+            text = _text(block)
+            if len(text) > _TWIN_MIN_CHARS and text == _text(previous):
+                own = block.text or ""
+                words = own.lstrip()  # the mark goes before the first word, not the spacing
+                block.text = own[: len(own) - len(words)] + _TWIN_MARK + words
+        previous = block
+
+
+def _text(block: etree._Element) -> str:
+    return " ".join("".join(block.itertext()).split())
 
 
 def _figures(copy: etree._Element) -> None:
