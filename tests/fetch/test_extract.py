@@ -210,6 +210,20 @@ def test_a_nested_list_stays_nested_under_a_numbered_item() -> None:
 
 
 @pytest.mark.req("REQ-FETCH-002")
+def test_a_div_that_starts_with_inline_markup_keeps_its_spaces() -> None:
+    # trafilatura wrote such a div's children one by one, without the space after each
+    # (between two <p> the div is a paragraph already: _paragraph_divs).
+    body = (
+        "<div><b>Figure 1:</b> the chart of the tides.</div>"
+        "<div><a href='/t'>Tide tables</a> for the <em>whole</em> year.</div>"
+    )
+    content = _article_content(ARTICLE + body)
+    assert "**Figure 1:** the chart of the tides." in content
+    assert "[Tide tables](https://e.org/t) for the *whole* year." in content
+    assert "\u2420" not in content
+
+
+@pytest.mark.req("REQ-FETCH-002")
 def test_a_paragraph_shown_twice_in_a_row_is_kept_twice() -> None:
     # trafilatura deletes a block that repeats the one before it (its guard against its own
     # overlapping candidates): a page that shows a paragraph twice lost the second.
@@ -239,6 +253,8 @@ def test_a_quote_is_marked_as_a_quote() -> None:
         "<p>One line<br>and the next</p><h3>Quoted heading</h3><p># not a heading</p>"
         "</blockquote><p>She said <q>tides <em>turn</em></q> and left.</p>"
         "<blockquote>Quoted run <b>in bold</b> without a paragraph.</blockquote>"
+        "<blockquote><div><strong>Said:</strong> words in a div.</div><div><p>A paragraph in "
+        "a div.</p></div></blockquote>"
     )
     content = _article_content(ARTICLE + body + ARTICLE)
     assert (
@@ -247,6 +263,7 @@ def test_a_quote_is_marked_as_a_quote() -> None:
     ) in content
     assert "She said \u201ctides *turn*\u201d and left." in content
     assert "> Quoted run **in bold** without a paragraph." in content
+    assert "> **Said:** words in a div.\n> A paragraph in a div." in content
 
 
 @pytest.mark.req("REQ-FETCH-004")
@@ -263,12 +280,14 @@ def test_a_code_block_in_a_quote_stands_between_its_parts() -> None:
 
 @pytest.mark.req("REQ-FETCH-004")
 def test_a_page_cannot_forge_a_quote_or_twin_mark() -> None:
-    # rypsok's own marks (a quoted paragraph, a paragraph shown twice) are taken out of the
-    # page's text first.
-    body = "<p>\u241eNot a quote, \u241e\u241eeither, \u241fnor a \u241ftwin.</p>"
+    # rypsok's own marks (a quoted paragraph, a paragraph shown twice, a div's start) are taken
+    # out of the page's text first.
+    body = (
+        "<p>\u241eNot a quote, \u241e\u241eeither, \u241fnor a \u241ftwin, \u2420nor a start.</p>"
+    )
     content = _article_content(ARTICLE + body + ARTICLE)
-    assert "Not a quote, either, nor a twin." in content
-    assert ">" not in content and "\u241e" not in content and "\u241f" not in content
+    assert "Not a quote, either, nor a twin, nor a start." in content
+    assert not {">", "\u241e", "\u241f", "\u2420"} & set(content)
 
 
 @pytest.mark.req("REQ-FETCH-004")

@@ -7,7 +7,8 @@ measured on the corpus and the public sets, and is described in ``docs/extractio
 
 * the copy: every ``&`` written so that trafilatura's unescape restores the page's text; the
   source's indentation removed outside ``pre``, ``code`` and ``textarea``; a link without a
-  target made plain text; a paragraph shown twice in a row kept twice; a ``<figure>`` of
+  target made plain text; a paragraph ``div`` that starts with an inline element given text
+  of its own; a paragraph shown twice in a row kept twice; a ``<figure>`` of
   code or text kept; a definition list written as terms and definitions; a quote's
   paragraphs marked; each ``<pre>`` a code block trafilatura fences, with its blank lines and
   the text after it; a paragraph written as a ``div`` between two ``p`` made a ``p``;
@@ -74,6 +75,10 @@ _QUOTE_MARK = "\u241e"
 # trafilatura's copy (_twins), so that trafilatura keeps both; removed from its output.
 _TWIN_MARK = "\u241f"
 _TWIN_TAGS = ("p", "div", "li", "dd", "blockquote")
+# U+2420, likewise: the text of a paragraph div that starts with an inline element (_inline_starts).
+_START_MARK = "\u2420"
+# Removed from the page's text before trafilatura sees it, and from trafilatura's output.
+_MARKS = (_QUOTE_MARK, _TWIN_MARK, _START_MARK)
 # trafilatura deletes a block that repeats the one before it when longer than this
 # (MIN_DUPLICATE_LENGTH in its settings).
 _TWIN_MIN_CHARS = 50
@@ -96,11 +101,12 @@ def trafilatura_markdown(root: etree._Element) -> str:
     # absolute already (clean.absolutize_links), and trafilatura would only resolve each one
     # again, to the same value.
     markup = _without_indentation(_escaped_markup(root))
-    for mark in (_QUOTE_MARK, _TWIN_MARK):
+    for mark in _MARKS:
         if mark in markup:  # the marks are rypsok's, never the page's
             markup = markup.replace(mark, "")
     copy = lxml.html.document_fromstring(markup)
     _plain_anchors(copy)
+    _inline_starts(copy)
     _twins(copy)
     _figures(copy)
     _definition_lists(copy)
@@ -110,8 +116,9 @@ def trafilatura_markdown(root: etree._Element) -> str:
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
     if not isinstance(result, str):
         return ""
-    if _TWIN_MARK in result:
-        result = result.replace(_TWIN_MARK, "")
+    for mark in (_TWIN_MARK, _START_MARK):
+        if mark in result:
+            result = result.replace(mark, "")
     return _spaced_blocks(_quoted_lines(_nested_lists(result.strip())))
 
 
@@ -236,6 +243,19 @@ def _plain_anchors(copy: etree._Element) -> None:
     for anchor in copy.iter("a"):
         if anchor.get("href") is None:
             anchor.tag = "span"
+
+
+def _inline_starts(copy: etree._Element) -> None:
+    """Give a text of its own to each paragraph ``div`` that starts with an inline element.
+
+    trafilatura writes the children of such a ``div`` one by one and loses the space after
+    each ("**Figure 1:**The chart", "[Link](...)text"); with text of its own before them it
+    writes the paragraph as a browser shows it. The text is ``_START_MARK``, removed from the
+    output.
+    """
+    for div in copy.iter("div"):
+        if len(div) and not (div.text or "").strip() and _holds_a_paragraph(div):
+            div.text = (div.text or "") + _START_MARK
 
 
 def _twins(copy: etree._Element) -> None:
@@ -370,7 +390,8 @@ def _quotes(copy: etree._Element) -> None:
 
     trafilatura writes a quote as plain paragraphs, so a quoted person's words read as the
     page's own. Its text and inline elements are first wrapped in paragraphs; each paragraph,
-    heading and list item whose nearest quote is this one then starts with ``_QUOTE_MARK``,
+    heading, list item and ``div`` of inline content whose nearest quote is this one then
+    starts with ``_QUOTE_MARK``,
     as many as the quotes around it, which :func:`_quoted_lines` turns into ``>`` markers. A
     code block in a quote is left unmarked (its text is verbatim) and stands outside it.
     """
@@ -385,9 +406,11 @@ def _quotes(copy: etree._Element) -> None:
     for quote in quotes:
         depth = 1 + sum(1 for _ in quote.iterancestors("blockquote"))
         mark = _QUOTE_MARK * depth
-        for block in quote.iter(*_QUOTED_BLOCKS):
+        for block in quote.iter(*_QUOTED_BLOCKS, "div"):
             if next(block.iterancestors("blockquote")) is not quote:
                 continue
+            if block.tag == "div" and not all(c.tag in _INLINE_TAGS for c in block):
+                continue  # a div of blocks: its blocks are marked
             block.text = mark + (block.text or "")
             for br in block.iter("br"):  # the line after a break is quoted too
                 if next(br.iterancestors("blockquote")) is quote:
