@@ -104,8 +104,8 @@ def write_readability_checkout(root: Path) -> None:
     (pages / "harbour" / "source.html").write_text(ARTICLE, "utf-8")
     (pages / "harbour" / "expected.html").write_text(
         "<div id='readability-page-1' class='page'><h1>The harbour reopens</h1>"
-        "<p>The old harbour reopened on Monday after two years of repairs to its walls. "
-        "Fishing boats returned in the morning and the market opened at noon.</p></div>",
+        + "<p>The old harbour reopened on Monday after two years of repairs to its walls. "
+        "Fishing boats returned in the morning and the market opened at noon.</p>" * 4 + "</div>",
         "utf-8",
     )
     (pages / "no-expected").mkdir()
