@@ -8,10 +8,10 @@ measured on the corpus and the public sets, and is described in ``docs/extractio
 * the copy: every ``&`` written so that trafilatura's unescape restores the page's text; the
   source's indentation removed outside ``pre``, ``code`` and ``textarea``; a link without a
   target made plain text; a paragraph ``div`` that starts with an inline element given text
-  of its own; a paragraph shown twice in a row kept twice; a ``<figure>`` of
-  code or text kept; a definition list written as terms and definitions; a quote's
-  paragraphs marked; each ``<pre>`` a code block trafilatura fences, with its blank lines and
-  the text after it; a paragraph written as a ``div`` between two ``p`` made a ``p``;
+  of its own; a paragraph shown twice in a row kept twice; a ``<figure>`` of code or text
+  kept; a definition list written as terms and definitions; a quote's paragraphs marked; each
+  ``<pre>`` a code block trafilatura fences, with its blank lines and the text after it; a
+  paragraph written as a ``div`` between two ``p`` made a ``p``;
 * the output: nested list items indented under their item's text, the quote marks turned into
   ``>`` markers, one blank line between blocks.
 """
@@ -391,9 +391,9 @@ def _quotes(copy: etree._Element) -> None:
     trafilatura writes a quote as plain paragraphs, so a quoted person's words read as the
     page's own. Its text and inline elements are first wrapped in paragraphs; each paragraph,
     heading, list item and ``div`` of inline content whose nearest quote is this one then
-    starts with ``_QUOTE_MARK``,
-    as many as the quotes around it, which :func:`_quoted_lines` turns into ``>`` markers. A
-    code block in a quote is left unmarked (its text is verbatim) and stands outside it.
+    starts with ``_QUOTE_MARK``, as many as the quotes around it, which :func:`_quoted_lines`
+    turns into ``>`` markers. A code block in a quote is left unmarked (its text is verbatim)
+    and stands outside it.
     """
     for inline in list(copy.iter("q")):
         _inline_quote(inline)
