@@ -279,15 +279,32 @@ def test_a_code_block_in_a_quote_stands_between_its_parts() -> None:
 
 
 @pytest.mark.req("REQ-FETCH-004")
+def test_the_text_after_a_linked_picture_is_not_made_part_of_the_link() -> None:
+    # trafilatura gave an empty link (a picture, which the content leaves out) the text after
+    # it: the whole paragraph became one link to the picture.
+    body = (
+        "<p><a href='/big.jpg'><img src='/small.jpg' alt=''></a>Conflicts are everywhere, "
+        "and here is how to talk them through.</p>"
+        "<p>Licensed <a href='/cc'><img src='/cc.png' alt='CC'></a> under <a href='/by'>CC BY"
+        "</a> (<a href='/x)y'><img src='/i.png'></a>see notes).</p>"
+    )
+    content = _article_content(ARTICLE + body + ARTICLE)
+    assert "\nConflicts are everywhere, and here is how to talk them through." in "\n" + content
+    assert "Licensed under [CC BY](https://e.org/by) (see notes)." in content
+    assert "big.jpg" not in content and "x)y" not in content and "\u2421" not in content
+
+
+@pytest.mark.req("REQ-FETCH-004")
 def test_a_page_cannot_forge_a_quote_or_twin_mark() -> None:
     # rypsok's own marks (a quoted paragraph, a paragraph shown twice, a div's start) are taken
     # out of the page's text first.
     body = (
-        "<p>\u241eNot a quote, \u241e\u241eeither, \u241fnor a \u241ftwin, \u2420nor a start.</p>"
+        "<p>\u241eNot a quote, \u241e\u241eeither, \u241fnor a \u241ftwin, \u2420nor a start, "
+        "<a href='/a'>\u2421</a> nor [\u2421](/b) an empty link.</p>"
     )
     content = _article_content(ARTICLE + body + ARTICLE)
-    assert "Not a quote, either, nor a twin, nor a start." in content
-    assert not {">", "\u241e", "\u241f", "\u2420"} & set(content)
+    assert "Not a quote, either, nor a twin, nor a start, nor \\[\\](/b) an empty link." in content
+    assert not {">", "\u241e", "\u241f", "\u2420", "\u2421"} & set(content)
 
 
 @pytest.mark.req("REQ-FETCH-004")

@@ -22,6 +22,7 @@ from typing import Literal
 
 from lxml import etree
 
+from rypsok.fetch.edges import with_lede, without_dangling_end
 from rypsok.fetch.markdown import to_markdown
 from rypsok.fetch.parse import text_of
 from rypsok.fetch.readability import MainChoice, main_choice
@@ -139,8 +140,20 @@ def _headings_lost(kept: int, there: float) -> bool:
     return there >= _STRUCTURE_HEADINGS and there > 2 * kept
 
 
-def main_markdown(root: etree._Element) -> MainContent:
-    """The main content of the cleaned tree as Markdown (see the module docstring)."""
+def main_markdown(root: etree._Element, title: str | None = None) -> MainContent:
+    """The main content of the cleaned tree as Markdown (see the module docstring), its ends
+    checked against the page (:mod:`rypsok.fetch.edges`; the standfirst needs the page's
+    ``title``)."""
+    main = _main_markdown(root)
+    if main.method == "body":
+        return main
+    markdown = main.markdown
+    if main.method == "trafilatura":
+        markdown = with_lede(markdown, root, title)
+    return MainContent(without_dangling_end(markdown, root), main.method)
+
+
+def _main_markdown(root: etree._Element) -> MainContent:
     found = ""
     if int(root.xpath("count(//*)")) <= TRAFILATURA_MAX_ELEMENTS:
         try:

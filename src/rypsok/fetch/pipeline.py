@@ -133,7 +133,7 @@ def _html(parsed: ParsedHtml, url: str) -> _Page | WireFailure:
     clean.remove_chrome(root, noise)
     clean.unwrap_layout_tables(root)
     evidence = signals.collect(root, form)
-    main = main_markdown(root)
+    main = main_markdown(root, title)
     if not _HAS_WORD.search(main.markdown):
         # No text of its own: with a script to run, the browser builds the content (an
         # application shell); the caller learns that no other call of web_fetch will read it.

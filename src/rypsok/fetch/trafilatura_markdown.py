@@ -7,9 +7,10 @@ measured on the corpus and the public sets, and is described in ``docs/extractio
 
 * the copy: every ``&`` written so that trafilatura's unescape restores the page's text; the
   source's indentation removed outside ``pre``, ``code`` and ``textarea``; a link without a
-  target made plain text; a paragraph ``div`` that starts with an inline element given text
-  of its own; a paragraph shown twice in a row kept twice; a ``<figure>`` of code or text
-  kept; a definition list written as terms and definitions; a quote's paragraphs marked; each
+  target made plain text; a link without text before text marked, and removed from the
+  output; a paragraph ``div`` that starts with an inline element given text of its own; a
+  paragraph shown twice in a row kept twice; a ``<figure>`` of code or text kept; a
+  definition list written as terms and definitions; a quote's paragraphs marked; each
   ``<pre>`` a code block trafilatura fences, with its blank lines and the text after it; a
   paragraph written as a ``div`` between two ``p`` made a ``p``;
 * the output: nested list items indented under their item's text, the quote marks turned into
@@ -77,8 +78,15 @@ _TWIN_MARK = "\u241f"
 _TWIN_TAGS = ("p", "div", "li", "dd", "blockquote")
 # U+2420, likewise: the text of a paragraph div that starts with an inline element (_inline_starts).
 _START_MARK = "\u2420"
+# U+2421, likewise: the text of a link that has none (_plain_anchors); the link is removed
+# from the output, its target written as trafilatura writes one (plain, or in angle brackets
+# with "\\", "<" and ">" escaped).
+_EMPTY_LINK_MARK = "\u2421"
+_EMPTY_LINK = re.compile(r"\[\u2421\]\((?:<(?:\\.|[^\\>])*>|[^\s()<>]*)\)")
+# An empty link between two spaces takes one of them with it ("a <picture link> b": "a b").
+_SPACED_EMPTY_LINK = re.compile(r"(?<=[ \t])" + _EMPTY_LINK.pattern + r"[ \t]")
 # Removed from the page's text before trafilatura sees it, and from trafilatura's output.
-_MARKS = (_QUOTE_MARK, _TWIN_MARK, _START_MARK)
+_MARKS = (_QUOTE_MARK, _TWIN_MARK, _START_MARK, _EMPTY_LINK_MARK)
 # trafilatura deletes a block that repeats the one before it when longer than this
 # (MIN_DUPLICATE_LENGTH in its settings).
 _TWIN_MIN_CHARS = 50
@@ -116,6 +124,9 @@ def trafilatura_markdown(root: etree._Element) -> str:
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
     if not isinstance(result, str):
         return ""
+    if _EMPTY_LINK_MARK in result:
+        result = _EMPTY_LINK.sub("", _SPACED_EMPTY_LINK.sub("", result))
+        result = result.replace(_EMPTY_LINK_MARK, "")
     for mark in (_TWIN_MARK, _START_MARK):
         if mark in result:
             result = result.replace(mark, "")
@@ -234,15 +245,23 @@ def _paragraph_runs(block: etree._Element) -> None:
 
 
 def _plain_anchors(copy: etree._Element) -> None:
-    """Make a ``span`` of each ``<a>`` that has no target (any more).
+    """Make a ``span`` of each ``<a>`` that has no target (any more), and give a text to each
+    link that has none.
 
-    trafilatura writes such a link as its text in brackets, ``[text]``, with no target: a
+    trafilatura writes a link without a target as its text in brackets, ``[text]``: a
     ``mailto:``, ``tel:`` or ``javascript:`` link, whose target ``clean.absolutize_links``
-    removed, or a plain anchor. Its text is what a reader sees.
+    removed, or a plain anchor. Its text is what a reader sees. A link without text (around an
+    image, which the content leaves out) takes the text after it as its own: a paragraph after
+    a linked picture became one link to the picture. Such a link, when text follows it, gets
+    ``_EMPTY_LINK_MARK`` as its text and is removed from the output. Removing it from the copy
+    instead, or marking every empty link, changes what trafilatura keeps elsewhere: it weighs
+    the links of a block (measured: ads and breadcrumbs of image links came back).
     """
     for anchor in copy.iter("a"):
         if anchor.get("href") is None:
             anchor.tag = "span"
+        elif (anchor.tail or "").strip() and not "".join(anchor.itertext()).strip():
+            anchor.text = _EMPTY_LINK_MARK + (anchor.text or "")
 
 
 def _inline_starts(copy: etree._Element) -> None:

@@ -1,0 +1,213 @@
+"""The two ends of an extracted result, checked against the page it came from.
+
+trafilatura takes an article's text from the element that holds its paragraphs. At the edges
+of that element two things go wrong on real pages (docs/extraction.md, "Main content"):
+
+* the start: the article's header above it, the page's ``<h1>`` and the standfirst under it (a
+  lede paragraph, a subtitle), is left out. :func:`with_lede` puts the standfirst back in front
+  of the result when the header is plainly the article's: the page has one ``<h1>`` with text, it is
+  most of the page's title and not a link, and the result holds neither it nor the standfirst;
+* the end: a label kept without what it labels, a heading whose section was left out, a line
+  that ends with ":" with nothing after it, or the head of a box of links whose links were
+  left out ("Weiterführender Link"). :func:`without_dangling_end` removes them; it never
+  removes the last block there is.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Sequence
+
+from lxml import etree
+
+from rypsok.fetch.markdown import to_markdown
+from rypsok.fetch.parse import text_of
+
+_WORD = re.compile(r"\w+")
+# An <h1> shorter than this is a section or site name ("News"), not an article's title.
+_TITLE_MIN_CHARS = 10
+# How far above the <h1> the article's header may start: a title wrapper inside a header.
+_HEADER_LEVELS = 3
+_HEADER_LIMITS = ("article", "main", "body", "html")
+# A standfirst is a sentence or two: one or two blocks of this size, of few links.
+_LEDE_TAGS = ("p", "div", "h2", "h3")
+_LEDE_MIN_CHARS = 30
+_LEDE_MAX_CHARS = 600
+_LEDE_MIN_WORDS = 5
+_LEDE_MAX_BLOCKS = 2
+_LEDE_MAX_LINK_SHARE = 0.2
+_SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019\u00bb)\]]*$")
+# Class or id words of the header's other lines: the byline, the date, the image credit.
+_META_NAMES = re.compile(r"byline|author|date|time|meta|credit|caption|share|breadcrumb", re.I)
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote dd div dl dt figure footer form h1 h2 h3 h4 h5 h6"
+    " header hr li main nav ol p pre section table ul".split()
+)
+
+_HEADING_LINE = re.compile(r"#{1,6}[ \t]")
+_ITEM_LINE = re.compile(r"([-*+>|]|\d{1,9}[.)])[ \t]")
+_LABEL_MAX_CHARS = 80
+# The head of a box: a few plain words ("Weiterführender Link", "Related articles").
+_BOX_HEAD = re.compile(r"\w[\w \t'\u2019-]*\w")
+_BOX_HEAD_MAX_CHARS = 60
+_BOX_HEAD_MAX_WORDS = 5
+# The rest of a box of links is this much link text at least.
+_BOX_MIN_LINK_SHARE = 0.8
+_TEXT_NODES = etree.XPath("//text()[normalize-space(.) = $label]")
+_HEADINGS = etree.XPath(
+    "//*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6]"
+    "[normalize-space(.) = $label]"
+)
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _key(text: str) -> str:
+    """The words of ``text``, case-folded: the same for the page's text and for its Markdown."""
+    return " ".join(_WORD.findall(text.casefold()))
+
+
+def with_lede(markdown: str, root: etree._Element, title: str | None) -> str:
+    """``markdown`` with the article's standfirst in front when it was left out (see above)."""
+    if not markdown or not title:
+        return markdown
+    headings = [h for h in root.iter("h1") if _key(text_of(h))]
+    if len(headings) != 1 or not _is_article_title(headings[0], _key(title)):
+        return markdown
+    heading = _key(text_of(headings[0]))
+    found = _key(markdown)
+    if heading in found:
+        return markdown  # the result starts at the header or above it
+    ledes: list[etree._Element] = []
+    for block in _under(headings[0]):
+        text = _collapse(text_of(block))
+        if not text:
+            continue  # a picture, an empty wrapper
+        if not _is_lede(block, text) or _key(text) in found:
+            break
+        ledes.append(block)
+        if len(ledes) == _LEDE_MAX_BLOCKS:
+            break
+    if not ledes:
+        return markdown
+    return "\n\n".join([*(_as_paragraph(block) for block in ledes), markdown])
+
+
+def _is_article_title(h1: etree._Element, page_title: str) -> bool:
+    """Whether ``h1`` is the article's title: most of the page's title (which adds the site's
+    name before or after it), not a link (a logo that names the site)."""
+    heading = _key(text_of(h1))
+    if len(heading) < _TITLE_MIN_CHARS or 2 * len(heading) < len(page_title):
+        return False
+    if not (
+        page_title.startswith(heading) or page_title.endswith(heading) or page_title in heading
+    ):
+        return False
+    link_chars = sum(len(_key(text_of(a))) for a in h1.iter("a"))
+    return 2 * link_chars < len(heading)
+
+
+def _under(heading: etree._Element) -> Sequence[etree._Element]:
+    """The elements after ``heading`` in its header: its next siblings, or those of the title
+    wrapper it is alone in."""
+    node = heading
+    for _ in range(_HEADER_LEVELS):
+        siblings = [s for s in node.itersiblings() if isinstance(s.tag, str)]
+        if any(_collapse(text_of(s)) for s in siblings):
+            return siblings
+        parent = node.getparent()
+        if parent is None or parent.tag in _HEADER_LIMITS:
+            break
+        node = parent
+    return []
+
+
+def _is_lede(block: etree._Element, text: str) -> bool:
+    if block.tag not in _LEDE_TAGS:
+        return False
+    if not _LEDE_MIN_CHARS <= len(text) <= _LEDE_MAX_CHARS or len(text.split()) < _LEDE_MIN_WORDS:
+        return False
+    if _META_NAMES.search(f"{block.get('class') or ''} {block.get('id') or ''}"):
+        return False
+    descendants = [d for d in block.iterdescendants() if isinstance(d.tag, str)]
+    if any(d.tag == "time" or d.tag in _BLOCK_TAGS for d in descendants):
+        return False
+    link_chars = sum(len(_collapse(text_of(a))) for a in descendants if a.tag == "a")
+    if link_chars > _LEDE_MAX_LINK_SHARE * len(text):
+        return False
+    # A subtitle is a heading; a lede paragraph is written in sentences.
+    return block.tag in ("h2", "h3") or bool(_SENTENCE_END.search(text))
+
+
+def _as_paragraph(block: etree._Element) -> str:
+    paragraph = copy.deepcopy(block)
+    paragraph.tag = "p"  # a subtitle stands first as a paragraph: the outline starts below it
+    paragraph.tail = None
+    return to_markdown(paragraph)
+
+
+def without_dangling_end(markdown: str, root: etree._Element) -> str:
+    """``markdown`` without the labels at its end that label nothing (see above)."""
+    blocks = markdown.split("\n\n")
+    while len(blocks) > 1:
+        last = blocks[-1].strip()
+        if "\n" in last or not last:
+            break
+        if not (
+            _left_section(last, root)
+            or (
+                len(last) <= _LABEL_MAX_CHARS
+                and not _ITEM_LINE.match(last)
+                and last.strip("*_ \t").endswith(":")
+            )
+            or _box_head(last, root)
+        ):
+            break
+        blocks.pop()
+    return "\n\n".join(blocks)
+
+
+def _left_section(line: str, root: etree._Element) -> bool:
+    """Whether ``line`` is a Markdown heading whose section in ``root`` has text after it
+    (left out of the result). A heading with nothing but pictures after it, or with nothing
+    at all, is the page's own; it stays."""
+    heading = _HEADING_LINE.match(line)
+    if heading is None:
+        return False
+    label = line[heading.end() :].strip()
+    if not _BOX_HEAD.fullmatch(label):
+        return False  # Markdown syntax in it: not compared with the page's text
+    for element in _HEADINGS(root, label=label):
+        if any(_collapse(text_of(after)) for after in element.itersiblings()):
+            return True
+    return False
+
+
+def _box_head(label: str, root: etree._Element) -> bool:
+    """Whether ``label`` is the text of the head of a box of links, in ``root``: the rest of
+    the box (the head's parent) is link text."""
+    if (
+        len(label) > _BOX_HEAD_MAX_CHARS
+        or len(label.split()) > _BOX_HEAD_MAX_WORDS
+        or not _BOX_HEAD.fullmatch(label)
+    ):
+        return False
+    for node in _TEXT_NODES(root, label=label):
+        if not getattr(node, "is_text", False):
+            continue
+        head = node.getparent()
+        box = head.getparent() if head is not None else None
+        if box is None:
+            continue
+        rest = len(_collapse(text_of(box))) - len(label)
+        link_chars = sum(
+            len(_collapse(text_of(a)))
+            for a in box.iter("a")
+            if a.get("href") and head not in a.iterancestors()
+        )
+        if rest > 0 and link_chars >= _BOX_MIN_LINK_SHARE * rest:
+            return True
+    return False

@@ -1,0 +1,143 @@
+"""The ends of an extracted result: the article's standfirst, labels that label nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from rypsok.fetch.edges import with_lede, without_dangling_end
+from rypsok.fetch.parse import parse_html
+from rypsok.fetch.pipeline import run
+from rypsok.fetch.protocol import WireResult
+
+SENTENCE = "A sentence of the article body, long enough to count as its content. "
+BODY = "".join(f"<p>{SENTENCE * 4}Paragraph {n}.</p>" for n in range(8))
+TITLE = "How the harbour was rebuilt after the storm"
+LEDE = "The town spent three years and most of its savings on a new harbour wall."
+
+
+def _root(page: str):  # type: ignore[no-untyped-def]
+    parsed = parse_html(page)
+    assert parsed.root is not None
+    return parsed.root
+
+
+def _header_page(header: str, h1: str = TITLE, more: str = "") -> str:
+    # The shape of a news site's article: its header, then the div of its paragraphs, whose
+    # id trafilatura takes for the article's body.
+    return (
+        f"<html><body><article><div id='articleHead'><header><h1>{h1}</h1>{header}</header>"
+        f"</div><div id='articleContent'>{BODY}{more}</div></article></body></html>"
+    )
+
+
+def _content(page: str, title: str) -> str:
+    html = f"<html><head><title>{title}</title></head>{page[len('<html>') :]}"
+    result = run({"content_type": "text/html", "url": "https://e.org/a"}, html.encode())
+    assert isinstance(result, WireResult)
+    return result.content
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_the_standfirst_under_the_title_comes_first_when_the_body_was_taken_alone() -> None:
+    # trafilatura takes the div of paragraphs and leaves the article's header above it; the
+    # lede goes back in front, the byline does not.
+    page = _header_page(
+        f"<p>{LEDE}</p><span class='byline'>by <a href='/kim'>Kim Lee</a> on "
+        "<time>3 May 2024</time></span>"
+    )
+    content = _content(page, f"{TITLE} - Harbour News")
+    assert content.startswith(f"{LEDE}\n\n{SENTENCE.strip()}")
+    assert "Kim Lee" not in content and content.count(LEDE) == 1
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_subtitle_is_the_standfirst_written_as_a_paragraph() -> None:
+    root = _root(
+        "<body><section><div class='wrap'><h1>" + TITLE + "</h1></div>"
+        "<h2 class='subtitle'>Three years, one wall and a town's savings</h2></section>"
+        "<div>" + BODY + "</div></body>"
+    )
+    markdown = "Body text."
+    assert (
+        with_lede(markdown, root, f"Harbour News | {TITLE}")
+        == "Three years, one wall and a town's savings\n\nBody text."
+    )
+
+
+@pytest.mark.parametrize(
+    ("page", "title", "markdown"),
+    [
+        # the result starts at the header: it holds the title already
+        (_header_page(f"<p>{LEDE}</p>"), TITLE, f"# {TITLE}\n\nBody text."),
+        # the lede is in the result already
+        (_header_page(f"<p>{LEDE}</p>"), TITLE, f"{LEDE}\n\nBody text."),
+        # the <h1> is not the page's title
+        (_header_page(f"<p>{LEDE}</p>"), "Something else entirely", "Body text."),
+        # the <h1> is the site's name, the smaller part of the title
+        (_header_page(f"<p>{LEDE}</p>", h1="Harbour News"), f"{TITLE} | Harbour News", "Body."),
+        # the <h1> is a link: a logo
+        (
+            _header_page(f"<p>{LEDE}</p>", h1=f"<a href='/'>{TITLE}</a>"),
+            TITLE,
+            "Body text.",
+        ),
+        # two <h1> with text: which one is the article's is not plain
+        (_header_page(f"<p>{LEDE}</p>", more="<h1>Another title here</h1>"), TITLE, "Body."),
+        # a line of the header's metadata, a line of links, a paragraph that is no sentence
+        (_header_page(f"<p class='post-meta'>{LEDE}</p>"), TITLE, "Body text."),
+        (
+            _header_page(f"<p><a href='/a'>{LEDE}</a> and more words in it.</p>"),
+            TITLE,
+            "Body text.",
+        ),
+        (_header_page("<p>Filed under harbours, storms and the town council</p>"), TITLE, "Body."),
+    ],
+)
+def test_no_standfirst_is_added_unless_the_header_is_plainly_the_articles(
+    page: str, title: str, markdown: str
+) -> None:
+    assert with_lede(markdown, _root(page), title) == markdown
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_label_left_at_the_end_with_nothing_to_label_goes() -> None:
+    # trafilatura kept the line that introduced the related posts, and the head of a box of
+    # links, but not the posts or the links.
+    page = (
+        "<body><article>" + BODY + "<p>You may also like:</p><ul><li><a href='/x'>Other post"
+        "</a></li></ul><div class='box'><div class='head'>Further reading<br></div>"
+        "<div class='inner'><a href='/y'>Personal Leadership</a></div></div></article></body>"
+    )
+    root = _root(page)
+    assert without_dangling_end("Body.\n\n**You may also like:**", root) == "Body."
+    assert without_dangling_end("Body.\n\nFurther reading", root) == "Body."
+    assert without_dangling_end("Body.\n\nYou may also like:\n\nFurther reading", root) == "Body."
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_heading_goes_only_when_its_section_was_left_out() -> None:
+    page = (
+        "<body><article>" + BODY + "<h2>Related articles</h2><ul><li><a href='/x'>Other</a></li>"
+        "</ul><section><h2>Gallery</h2><img src='/a.png'></section><h2>Last words</h2>"
+        "</article></body>"
+    )
+    root = _root(page)
+    assert without_dangling_end("Body.\n\n## Related articles", root) == "Body."
+    # a heading over pictures only, or over nothing, is the page's own
+    assert without_dangling_end("Body.\n\n## Gallery", root) == "Body.\n\n## Gallery"
+    assert without_dangling_end("Body.\n\n## Last words", root) == "Body.\n\n## Last words"
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "Body.\n\nThe end of the story",  # not the head of a box of links in the page
+        "Body.\n\n- an item that ends with:",  # a list item
+        "Body.\n\n```\nfor x in y:\n```",  # several lines
+        "Only a label:",  # the only block there is
+        "Body.\n\nSee the notes: they matter.",  # a sentence, not a label
+    ],
+)
+def test_other_last_blocks_stay(markdown: str) -> None:
+    root = _root("<body><article>" + BODY + "<p>The end of the story</p></article></body>")
+    assert without_dangling_end(markdown, root) == markdown
