@@ -77,20 +77,30 @@ def with_lede(markdown: str, root: etree._Element, title: str | None) -> str:
     headings = [h for h in root.iter("h1") if _key(text_of(h))]
     if len(headings) != 1 or not _is_article_title(headings[0], _key(title)):
         return markdown
-    heading = _key(text_of(headings[0]))
-    found = _key(markdown)
-    if heading in found:
-        return markdown  # the result starts at the header or above it
-    ledes: list[etree._Element] = []
+    if _collapse(text_of(headings[0])) in markdown:
+        return markdown  # the result starts at the header or above it (the common case)
+    candidates: list[etree._Element] = []
     for block in _under(headings[0]):
         text = _collapse(text_of(block))
         if not text:
             continue  # a picture, an empty wrapper
-        if not _is_lede(block, text) or _key(text) in found:
+        if not _is_lede(block, text) or text in markdown:
+            break
+        candidates.append(block)
+        if len(candidates) == _LEDE_MAX_BLOCKS:
+            break
+    if not candidates:
+        return markdown
+    # The same checks on the words alone (Markdown escapes and writes links its own way): one
+    # pass over the whole result, made only where a standfirst may be missing.
+    found = _key(markdown)
+    if _key(text_of(headings[0])) in found:
+        return markdown
+    ledes: list[etree._Element] = []
+    for block in candidates:
+        if _key(text_of(block)) in found:
             break
         ledes.append(block)
-        if len(ledes) == _LEDE_MAX_BLOCKS:
-            break
     if not ledes:
         return markdown
     return "\n\n".join([*(_as_paragraph(block) for block in ledes), markdown])
@@ -151,11 +161,12 @@ def _as_paragraph(block: etree._Element) -> str:
 
 def without_dangling_end(markdown: str, root: etree._Element) -> str:
     """``markdown`` without the labels at its end that label nothing (see above)."""
-    blocks = markdown.split("\n\n")
-    while len(blocks) > 1:
-        last = blocks[-1].strip()
-        if "\n" in last or not last:
-            break
+    kept = markdown
+    while True:
+        before, blank, last = kept.rpartition("\n\n")  # the result's blocks end so
+        last = last.strip()
+        if not blank or not last or "\n" in last:
+            return kept
         if not (
             _left_section(last, root)
             or (
@@ -165,9 +176,8 @@ def without_dangling_end(markdown: str, root: etree._Element) -> str:
             )
             or _box_head(last, root)
         ):
-            break
-        blocks.pop()
-    return "\n\n".join(blocks)
+            return kept
+        kept = before
 
 
 def _left_section(line: str, root: etree._Element) -> bool:

@@ -260,7 +260,11 @@ def _plain_anchors(copy: etree._Element) -> None:
     for anchor in copy.iter("a"):
         if anchor.get("href") is None:
             anchor.tag = "span"
-        elif (anchor.tail or "").strip() and not "".join(anchor.itertext()).strip():
+        elif (
+            not (anchor.text or "").strip()  # most links: their text comes first
+            and (anchor.tail or "").strip()
+            and not "".join(anchor.itertext()).strip()
+        ):
             anchor.text = _EMPTY_LINK_MARK + (anchor.text or "")
 
 
