@@ -75,12 +75,16 @@ def with_lede(markdown: str, root: etree._Element, title: str | None) -> str:
     if not markdown or not title:
         return markdown
     headings = [h for h in root.iter("h1") if _key(text_of(h))]
-    if len(headings) != 1 or not _is_article_title(headings[0], _key(title)):
+    if len(headings) != 1:
         return markdown
-    if _collapse(text_of(headings[0])) in markdown:
+    h1 = headings[0]
+    heading = _collapse(text_of(h1))
+    if not _is_article_title(h1, _key(heading), _key(title)):
+        return markdown
+    if heading in markdown:
         return markdown  # the result starts at the header or above it (the common case)
     candidates: list[etree._Element] = []
-    for block in _under(headings[0]):
+    for block in _under(h1):
         text = _collapse(text_of(block))
         if not text:
             continue  # a picture, an empty wrapper
@@ -94,7 +98,7 @@ def with_lede(markdown: str, root: etree._Element, title: str | None) -> str:
     # The same checks on the words alone (Markdown escapes and writes links its own way): one
     # pass over the whole result, made only where a standfirst may be missing.
     found = _key(markdown)
-    if _key(text_of(headings[0])) in found:
+    if _key(heading) in found:
         return markdown
     ledes: list[etree._Element] = []
     for block in candidates:
@@ -106,10 +110,9 @@ def with_lede(markdown: str, root: etree._Element, title: str | None) -> str:
     return "\n\n".join([*(_as_paragraph(block) for block in ledes), markdown])
 
 
-def _is_article_title(h1: etree._Element, page_title: str) -> bool:
-    """Whether ``h1`` is the article's title: most of the page's title (which adds the site's
-    name before or after it), not a link (a logo that names the site)."""
-    heading = _key(text_of(h1))
+def _is_article_title(h1: etree._Element, heading: str, page_title: str) -> bool:
+    """Whether ``h1`` (its words ``heading``) is the article's title: most of the page's title
+    (which adds the site's name before or after it), not a link (a logo that names the site)."""
     if len(heading) < _TITLE_MIN_CHARS or 2 * len(heading) < len(page_title):
         return False
     if not (
