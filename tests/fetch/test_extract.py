@@ -224,6 +224,41 @@ def test_a_div_that_starts_with_inline_markup_keeps_its_spaces() -> None:
 
 
 @pytest.mark.req("REQ-FETCH-002")
+def test_text_between_the_blocks_of_a_div_is_kept_whole() -> None:
+    # Paragraphs written with <br> in a div that also holds a heading: trafilatura wrote the
+    # div's children one by one and lost the text after a link (a page of its own evaluation
+    # set lost most of a paragraph), and glued a word to the emphasis before it.
+    filler = "The review goes through the book chapter by chapter, as readers expect. " * 3
+    body = (
+        f"<div class='entry'>{filler}<br><h2>Contents</h2><br>"
+        "A look at the table of contents (<a href='/toc.pdf'>PDF</a>) shows that few "
+        f"questions stay open. {filler}<br><br>"
+        f"The <em>actual </em>end of the book is a list of rulings. {filler}<br><br>"
+        "<div class='date'>On <time>6 November</time></div>"
+        f"{filler}</div>"
+    )
+    content = _article_content(body)
+    assert (
+        "A look at the table of contents ([PDF](https://e.org/toc.pdf)) shows that few "
+        "questions stay open." in content
+    )
+    assert "The *actual* end of the book is a list of rulings." in content
+    assert "## Contents" in content
+    # Without the step: trafilatura's own output of the same page (the reason for it).
+    page = f"<html><body><article><h1>Title</h1>{body}</article></body></html>"
+    plain = trafilatura.extract(page, **trafilatura_markdown.TRAFILATURA_OPTIONS) or ""
+    assert "shows that few questions stay open" not in plain
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_short_label_between_blocks_is_not_made_a_paragraph() -> None:
+    # "Le" before a date (a div of one word and a block): a paragraph of its own would be noise.
+    body = ARTICLE + "<div class='when'>Le <div><time>6 Nov</time> 2019</div></div>" + ARTICLE
+    content = _article_content(body)
+    assert not re.search(r"^Le$", content, re.MULTILINE)
+
+
+@pytest.mark.req("REQ-FETCH-002")
 def test_a_paragraph_shown_twice_in_a_row_is_kept_twice() -> None:
     # trafilatura deletes a block that repeats the one before it (its guard against its own
     # overlapping candidates): a page that shows a paragraph twice lost the second.

@@ -8,11 +8,12 @@ measured on the corpus and the public sets, and is described in ``docs/extractio
 * the copy: every ``&`` written so that trafilatura's unescape restores the page's text; the
   source's indentation removed outside ``pre``, ``code`` and ``textarea``; a link without a
   target made plain text; a link without text before text marked, and removed from the
-  output; a paragraph ``div`` that starts with an inline element given text of its own; a
-  paragraph shown twice in a row kept twice; a ``<figure>`` of code or text kept; a
-  definition list written as terms and definitions; a quote's paragraphs marked; each
-  ``<pre>`` a code block trafilatura fences, with its blank lines and the text after it; a
-  paragraph written as a ``div`` between two ``p`` made a ``p``;
+  output; the text between a container's blocks wrapped in paragraphs; a paragraph ``div``
+  that starts with an inline element given text of its own; a paragraph shown twice in a
+  row kept twice; a ``<figure>`` of code or text kept; a definition list written as terms
+  and definitions; a quote's paragraphs marked; each ``<pre>`` a code block trafilatura
+  fences, with its blank lines and the text after it; a paragraph written as a ``div``
+  between two ``p`` made a ``p``;
 * the output: nested list items indented under their item's text, the quote marks turned into
   ``>`` markers, one blank line between blocks.
 """
@@ -94,6 +95,10 @@ _QUOTED_BLOCKS = ("p", "h1", "h2", "h3", "h4", "h5", "h6", "li")
 _QUOTED_LINE = re.compile(r"^([ \t]*(?:[-*+]|\d{1,9}[.)]|#{1,6})[ \t]+)?(\u241e+)(.*)$")
 # Text blocks that make a <figure> content rather than an illustration.
 _FIGURE_CONTENT = ("pre", "blockquote", "p", "ul", "ol", "dl")
+# Block containers whose text between blocks is written as paragraphs (_loose_text); list
+# items, table cells, quotes and definitions have their own steps or their own reading.
+_LOOSE_TEXT_CONTAINERS = ("div", "section", "article", "main", "body", "center")
+_LOOSE_TEXT_MIN_CHARS = 20
 # Elements that can sit inside a paragraph: a div holding only these (and text) is one.
 _INLINE_TAGS = frozenset(
     "a abbr b bdi bdo br cite code data del dfn em font i img ins kbd mark q s samp small span"
@@ -114,6 +119,7 @@ def trafilatura_markdown(root: etree._Element) -> str:
             markup = markup.replace(mark, "")
     copy = lxml.html.document_fromstring(markup)
     _plain_anchors(copy)
+    _loose_text(copy)
     _inline_starts(copy)
     _twins(copy)
     _figures(copy)
@@ -266,6 +272,31 @@ def _plain_anchors(copy: etree._Element) -> None:
             and not "".join(anchor.itertext()).strip()
         ):
             anchor.text = _EMPTY_LINK_MARK + (anchor.text or "")
+
+
+def _loose_text(copy: etree._Element) -> None:
+    """Wrap the loose text of each container that also holds blocks in paragraphs.
+
+    A ``div`` may hold text and inline elements (links, emphasis) between its blocks, as a
+    browser shows it: paragraphs written with ``<br>`` under a heading, an old page's body.
+    trafilatura writes such a container's children one by one and loses what follows an
+    inline element there ("Ein Blick in das Inhaltsverzeichnis ([PDF](...)) zeigt aber: ..."
+    came out as "Ein Blick in das Inhaltsverzeichnis (", the rest of the paragraph gone) or
+    glues it to the next word ("*eigentlichen*Abschluss"). Each run of text and inline
+    elements between two blocks becomes a ``p``; a container of inline content only is a
+    paragraph trafilatura reads whole and stays as it is, and so does a container whose loose
+    text is a label ("Le" before a date), which would stand alone as a paragraph.
+    """
+    for container in list(copy.iter(*_LOOSE_TEXT_CONTAINERS)):
+        blocks = False
+        loose = len(text.strip()) if (text := container.text) else 0
+        for child in container:
+            if isinstance(child.tag, str) and child.tag not in _INLINE_TAGS:
+                blocks = True
+            if tail := child.tail:
+                loose += len(tail.strip())
+        if blocks and loose >= _LOOSE_TEXT_MIN_CHARS:
+            _paragraph_runs(container)
 
 
 def _inline_starts(copy: etree._Element) -> None:
