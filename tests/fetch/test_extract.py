@@ -251,6 +251,22 @@ def test_text_between_the_blocks_of_a_div_is_kept_whole() -> None:
 
 
 @pytest.mark.req("REQ-FETCH-002")
+def test_a_list_without_items_is_an_indented_paragraph() -> None:
+    # Old pages indent a paragraph with <ul> and no <li>; trafilatura made it a bullet cut at
+    # the first inline element (the rest lost, or glued to the emphasis before it).
+    body = (
+        ARTICLE + "<ul> (My eventual goal is to <i>create</i> video, but I figured I would "
+        "start with <i>playback</i> first.) </ul>" + ARTICLE + "<ol><li>one</li><li>two</li></ol>"
+    )
+    content = _article_content(body)
+    assert (
+        "\n(My eventual goal is to *create* video, but I figured I would start with *playback* "
+        "first.)\n" in content
+    )
+    assert "1. one\n2. two" in content
+
+
+@pytest.mark.req("REQ-FETCH-002")
 def test_a_short_label_between_blocks_is_not_made_a_paragraph() -> None:
     # "Le" before a date (a div of one word and a block): a paragraph of its own would be noise.
     body = ARTICLE + "<div class='when'>Le <div><time>6 Nov</time> 2019</div></div>" + ARTICLE

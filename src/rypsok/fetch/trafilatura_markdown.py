@@ -119,6 +119,7 @@ def trafilatura_markdown(root: etree._Element) -> str:
             markup = markup.replace(mark, "")
     copy = lxml.html.document_fromstring(markup)
     _plain_anchors(copy)
+    _itemless_lists(copy)
     _loose_text(copy)
     _inline_starts(copy)
     _twins(copy)
@@ -272,6 +273,18 @@ def _plain_anchors(copy: etree._Element) -> None:
             and not "".join(anchor.itertext()).strip()
         ):
             anchor.text = _EMPTY_LINK_MARK + (anchor.text or "")
+
+
+def _itemless_lists(copy: etree._Element) -> None:
+    """Make a ``div`` of each ``<ul>`` or ``<ol>`` that holds no list item at any depth.
+
+    Old pages indent a paragraph by putting it in a list without items, which a browser shows
+    as an indented block without a bullet. trafilatura made it a bullet of its own, split into
+    pieces at each inline element, glued to the word after each ("*create*video").
+    """
+    for items in list(copy.iter("ul", "ol")):
+        if next(items.iter("li"), None) is None:
+            items.tag = "div"
 
 
 def _loose_text(copy: etree._Element) -> None:
