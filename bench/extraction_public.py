@@ -33,6 +33,14 @@ repositories (never copied into this one):
   line break; scored with the ScrapingHub metric above. The pages are read with the base URL
   Readability's own tests give them, ``http://fakehost/test/page.html``. The reference is one
   extractor's output, so this set measures agreement with Readability.js as much as quality.
+* ``--newspaper-sdist PATH``: the source distribution of newspaper4k, unpacked
+  (``pip download --no-deps --no-binary :all: newspaper4k==0.9.6``; PyPI, not GitHub). Its
+  test pages are ``tests/data/html/<name>.html`` with ``tests/data/txt/<name>.txt``, the
+  article text newspaper4k's own tests expect (news in English, Arabic, Chinese, Japanese,
+  Thai, Spanish, Korean, Burmese, Latvian); a page's URL is the ``url`` of
+  ``tests/data/metadata/<name>.json`` where there is one. Scored with the ScrapingHub metric.
+  Like Readability's, this set measures agreement with one extractor (newspaper4k, which is
+  not run here: it would be scored against its own output).
 
 Matching is on plain text. Markdown output (rypsok's, and trafilatura's when asked for it) has
 its syntax stripped first (:func:`markdown_text`: link targets, emphasis and code markers, block
@@ -52,7 +60,7 @@ Systems, on the same bytes in the same run:
   the shipped ones (:data:`VARIANTS`), to weigh a change of setting on public pages.
 
 usage: python bench/extraction_public.py (--trafilatura-repo PATH | --scrapinghub-repo PATH
-                                          | --readability-repo PATH)...
+                                          | --readability-repo PATH | --newspaper-sdist PATH)...
                                          [--variants] [--no-optional] [--json FILE]
 """
 
@@ -199,7 +207,33 @@ def load_readability(repo: Path) -> Dataset:
     return Dataset("Readability test pages", tuple(pages), len(pages), "shingles")
 
 
-_LINK = re.compile(r"!?\[((?:\\.|[^\]\\])*)\]\((?:<[^>]*>|[^)\s]*)\)")
+NEWSPAPER_BASE_URL = "http://www.test.com/"  # what newspaper4k's own tests give the pages
+
+
+def load_newspaper(sdist: Path) -> Dataset:
+    """newspaper4k's test pages from its unpacked sdist: each page with an expected text."""
+    data = sdist / "tests" / "data"
+    pages = []
+    for source in sorted((data / "html").glob("*.html")):
+        expected = data / "txt" / f"{source.stem}.txt"
+        if not expected.is_file():
+            continue
+        metadata = data / "metadata" / f"{source.stem}.json"
+        url = NEWSPAPER_BASE_URL
+        if metadata.is_file():
+            url = str(json.loads(metadata.read_text("utf-8")).get("url") or url)
+        pages.append(
+            Page(
+                name=source.stem,
+                url=url,
+                html=source.read_bytes(),
+                article_body=expected.read_text("utf-8"),
+            )
+        )
+    return Dataset("newspaper4k test pages", tuple(pages), len(pages), "shingles")
+
+
+_LINK = re.compile(r"!?\[((?:\\.|[^\]\\])*)\]\((?:<(?:\\.|[^\\>\n])*>|[^)\s]*)\)")
 _LINE_MARK = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*+][ \t]+|\d{1,9}[.)][ \t]+)", re.M)
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*$", re.M)
 _FENCE = re.compile(r"^[ \t]*(?:`{3,}|~{3,}).*$", re.M)
@@ -446,6 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--trafilatura-repo", type=Path, action="append", default=[])
     parser.add_argument("--scrapinghub-repo", type=Path, action="append", default=[])
     parser.add_argument("--readability-repo", type=Path, action="append", default=[])
+    parser.add_argument("--newspaper-sdist", type=Path, action="append", default=[])
     parser.add_argument("--json", type=Path, help="also write scores, per page, to this file")
     parser.add_argument(
         "--no-optional", action="store_true", help="skip readability-lxml and resiliparse"
@@ -457,9 +492,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     sets = [load_trafilatura_eval(p) for p in args.trafilatura_repo]
     sets += [load_scrapinghub(p) for p in args.scrapinghub_repo]
     sets += [load_readability(p) for p in args.readability_repo]
+    sets += [load_newspaper(p) for p in args.newspaper_sdist]
     if not sets:
         parser.error(
-            "give at least one --trafilatura-repo, --scrapinghub-repo or --readability-repo"
+            "give at least one --trafilatura-repo, --scrapinghub-repo, --readability-repo "
+            "or --newspaper-sdist"
         )
     results, skipped = [], set()
     for dataset in sets:

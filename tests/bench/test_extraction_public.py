@@ -98,6 +98,34 @@ def test_markdown_syntax_is_stripped_before_matching() -> None:
     )
 
 
+def test_a_link_target_in_angle_brackets_is_stripped_with_its_escapes() -> None:
+    # trafilatura writes a target with spaces or brackets in angle brackets, "\\", "<" and
+    # ">" escaped; the whole target goes, whatever it holds.
+    markdown = (
+        "See [Boko Haram](<https://e.org/s?q=Boko Haram&c=A\\>B>) and [x](<https://e.org/(1)>)."
+    )
+    assert ep.normalized(ep.markdown_text(markdown)) == "See Boko Haram and x."
+
+
+def test_newspaper_pages_are_the_pages_with_an_expected_text(tmp_path: Path) -> None:
+    data = tmp_path / "newspaper4k-0.9.6" / "tests" / "data"
+    for folder in ("html", "txt", "metadata"):
+        (data / folder).mkdir(parents=True)
+    (data / "html" / "harbour.html").write_text(ARTICLE, "utf-8")
+    (data / "txt" / "harbour.txt").write_text("The old harbour reopened.", "utf-8")
+    (data / "metadata" / "harbour.json").write_text('{"url": "https://e.org/h"}', "utf-8")
+    (data / "html" / "no_text.html").write_text(ARTICLE, "utf-8")
+    (data / "html" / "no_metadata.html").write_text(ARTICLE, "utf-8")
+    (data / "txt" / "no_metadata.txt").write_text("Text.", "utf-8")
+    dataset = ep.load_newspaper(tmp_path / "newspaper4k-0.9.6")
+    assert [(p.name, p.url) for p in dataset.pages] == [
+        ("harbour", "https://e.org/h"),
+        ("no_metadata", ep.NEWSPAPER_BASE_URL),
+    ]
+    assert (dataset.listed, dataset.scoring) == (2, "shingles")
+    assert dataset.pages[0].article_body == "The old harbour reopened."
+
+
 def write_readability_checkout(root: Path) -> None:
     pages = root / "test" / "test-pages"
     (pages / "harbour").mkdir(parents=True)
