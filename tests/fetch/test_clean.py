@@ -89,6 +89,24 @@ def test_chrome_outside_the_article_is_removed() -> None:
     assert text == "Title Body text. Article aside Article footer"
 
 
+@pytest.mark.req("REQ-FETCH-002")
+@pytest.mark.parametrize(
+    "block",
+    [
+        # China Daily's footer of licence numbers and its copyright notice (newspaper4k's set).
+        "<div class='foot'><div class='foot-right'><ul><li>LICENCE 10120170006</li></ul>"
+        "<p>COPYRIGHT NOTICE</p></div></div>",
+        # Nikkei's line under every page.
+        "<div class='l-copyright'><span class='l-copyright_text'>COPYRIGHT NOTICE</span></div>",
+    ],
+)
+def test_a_block_named_foot_or_copyright_is_chrome(block: str) -> None:
+    paragraph = "<p>" + "The article's own text. " * 20 + "</p>"
+    text = _cleaned(f"<div><h1>Title</h1>{paragraph}</div>{block}")
+    assert "COPYRIGHT" not in text and "LICENCE" not in text
+    assert text.startswith("Title The article's own text.")
+
+
 def test_a_header_with_the_page_title_stays_when_there_is_no_article() -> None:
     assert "Page title" in _cleaned("<header><h1>Page title</h1></header><div><p>x</p></div>")
 

@@ -77,6 +77,8 @@ _TOKEN_SPLIT = re.compile(r"[^a-z0-9]+")
 _CHROME_TOKENS = frozenset(
     {
         "footer",
+        "foot",
+        "copyright",
         "header",
         "masthead",
         "menu",
