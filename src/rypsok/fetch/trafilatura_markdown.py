@@ -86,6 +86,13 @@ _EMPTY_LINK_MARK = "\u2421"
 _EMPTY_LINK = re.compile(r"\[\u2421\]\((?:<(?:\\.|[^\\>])*>|[^\s()<>]*)\)")
 # An empty link between two spaces takes one of them with it ("a <picture link> b": "a b").
 _SPACED_EMPTY_LINK = re.compile(r"(?<=[ \t])" + _EMPTY_LINK.pattern + r"[ \t]")
+# A link as trafilatura writes one (its text with "\\", "[" and "]" escaped; its target plain or
+# in angle brackets) and a line of three or more of them with only separators between.
+_LINK = r"\[(?:\\.|[^\]\\\n])*\]\((?:<(?:\\.|[^\\>\n])*>|[^\s()<>]*)\)"
+_LINKS_APART = re.compile(r"\)[ \t]*[|\u00b7\u2022][ \t]*\[")
+_LINK_BAR = re.compile(
+    rf"^[ \t]*{_LINK}(?:[ \t]*[|\u00b7\u2022][ \t]*{_LINK}){{2,}}[ \t]*(?:\n|$)", re.MULTILINE
+)
 # Removed from the page's text before trafilatura sees it, and from trafilatura's output.
 _MARKS = (_QUOTE_MARK, _TWIN_MARK, _START_MARK, _EMPTY_LINK_MARK)
 # trafilatura deletes a block that repeats the one before it when longer than this
@@ -137,7 +144,7 @@ def trafilatura_markdown(root: etree._Element) -> str:
     for mark in (_TWIN_MARK, _START_MARK):
         if mark in result:
             result = result.replace(mark, "")
-    return _spaced_blocks(_quoted_lines(_nested_lists(result.strip())))
+    return _spaced_blocks(_quoted_lines(_nested_lists(_without_link_bars(result.strip()))))
 
 
 def _escaped_markup(root: etree._Element) -> str:
@@ -519,6 +526,21 @@ def _code_out_of(quote: etree._Element) -> list[etree._Element]:
             pre.tail = rest.tail
         current = rest
     return parts
+
+
+def _without_link_bars(markdown: str) -> str:
+    """The result without its lines of three or more links and nothing but separators.
+
+    ``[Home](...) | [Video](...) | [World](...)`` is a site's navigation, wherever it stands;
+    trafilatura's recall setting keeps such bars when they sit in the block it takes (a news
+    site's footer, newspaper4k's set). Links separated by words or commas ("see [A], [B] and
+    [C]") are a sentence and stay.
+    """
+    # The bar's pattern is tried at every line start; two links with a separator between
+    # (a literal-led search, in C) are looked for first.
+    if _LINKS_APART.search(markdown) is None:
+        return markdown
+    return _LINK_BAR.sub("", markdown)
 
 
 def _nested_lists(markdown: str) -> str:
