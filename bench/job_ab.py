@@ -10,7 +10,12 @@ CPU of each and their ratio. trafilatura runs right before each job, so a change
 weighs on both alike, and the ratio is what to compare; the checkouts run in turn, ``--rounds``
 times, so that a drift of the host shows as a spread between rounds.
 
+``--variant favor_recall=false`` (repeatable; several settings joined with ``,``) also runs
+each checkout with those of rypsok's trafilatura settings changed (``TRAFILATURA_OPTIONS``,
+booleans), in turn with the shipped settings: the cost of a setting, measured the same way.
+
 usage: python bench/job_ab.py CHECKOUT [CHECKOUT ...] [--size 200000] [--pages 30] [--rounds 2]
+                              [--variant NAME=true|false[,...]]...
 """
 
 from __future__ import annotations
@@ -30,12 +35,26 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(size: int, pages: int) -> dict[str, float]:
+def settings(variant: str) -> dict[str, bool]:
+    """``name=true,name=false`` as trafilatura settings."""
+    found: dict[str, bool] = {}
+    for item in filter(None, variant.split(",")):
+        name, _, value = item.partition("=")
+        if value.lower() not in ("true", "false"):
+            raise SystemExit(f"--variant {item!r}: give NAME=true or NAME=false")
+        found[name.strip()] = value.lower() == "true"
+    return found
+
+
+def measure(size: int, pages: int, variant: str = "") -> dict[str, float]:
     """CPU per page of trafilatura and of rypsok's job (the rypsok imported), in ms."""
     import trafilatura
 
     from fetch_pages import article
+    from rypsok.fetch import trafilatura_markdown
     from rypsok.fetch.pipeline import run
+
+    trafilatura_markdown.TRAFILATURA_OPTIONS.update(settings(variant))
 
     bodies = [article(size, seed) for seed in range(pages)]
     job = {"content_type": "text/html; charset=utf-8", "url": "http://bench.test/"}
@@ -62,28 +81,35 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=200_000)
     parser.add_argument("--pages", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--variant", action="append", default=[])
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    for variant in args.variant:
+        settings(variant)  # a malformed variant fails before any run
     if args.child is not None:
         sys.path[:0] = [str(args.child / "src"), str(_BENCH)]
-        print(json.dumps(measure(args.size, args.pages)))
+        print(json.dumps(measure(args.size, args.pages, ",".join(args.variant))))
         return 0
     if not args.checkouts:
         parser.error("give at least one checkout")
     for round_number in range(1, args.rounds + 1):
         for checkout in args.checkouts:
-            child = ["--child", str(checkout.resolve()), "--size", str(args.size)]
-            out = subprocess.run(
-                [sys.executable, __file__, *child, "--pages", str(args.pages)],
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            result = json.loads(out.stdout)
-            print(
-                f"round {round_number} {checkout}: job {result['job_ms']:.2f} ms, "
-                f"trafilatura {result['trafilatura_ms']:.2f} ms, ratio {result['ratio']:.3f}"
-            )
+            for variant in ["", *args.variant]:
+                child = ["--child", str(checkout.resolve()), "--size", str(args.size)]
+                if variant:
+                    child += ["--variant", variant]
+                out = subprocess.run(
+                    [sys.executable, __file__, *child, "--pages", str(args.pages)],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                result = json.loads(out.stdout)
+                label = f"{checkout} {variant}".rstrip()
+                print(
+                    f"round {round_number} {label}: job {result['job_ms']:.2f} ms, "
+                    f"trafilatura {result['trafilatura_ms']:.2f} ms, ratio {result['ratio']:.3f}"
+                )
     return 0
 
 

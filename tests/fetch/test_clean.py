@@ -107,6 +107,45 @@ def test_a_block_named_foot_or_copyright_is_chrome(block: str) -> None:
     assert text.startswith("Title The article's own text.")
 
 
+@pytest.mark.req("REQ-FETCH-002")
+@pytest.mark.parametrize(
+    "section",
+    [
+        # WordPress: the thread and the form, inside the post's <article> in many themes.
+        "<div id='comments' class='comments-area'><ol class='comment-list'><li>READER"
+        "</li></ol></div>",
+        "<div id='respond' class='comment-respond'><form id='commentform'>READER</form></div>",
+        # Última Hora (newspaper4k's set): the readers' comments inside <article>.
+        "<div id='sf_comment_list' class='box clearfix'><p>READER</p></div>",
+        "<div id='disqus_thread'>READER</div>",
+    ],
+)
+def test_a_section_of_readers_comments_is_chrome_even_in_the_article(section: str) -> None:
+    paragraph = "<p>" + "The article's own text. " * 20 + "</p>"
+    text = _cleaned(f"<main><article><h1>Title</h1>{paragraph}{section}</article></main>")
+    assert "READER" not in text
+    assert text.startswith("Title The article's own text.")
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_code_comments_and_a_thread_that_is_the_page_stay() -> None:
+    # highlight.js and Prism mark a code comment with the class "comment".
+    code = (
+        "<pre><code><span class='hljs-comment'># HLJS NOTE</span>\nx = 1\n"
+        "<span class='token comment'>// PRISM NOTE</span></code></pre>"
+        "<p class='comment'>A PARAGRAPH CLASSED COMMENT.</p>"
+    )
+    assert all(
+        word in _cleaned(f"<div><p>Code.</p>{code}</div>")
+        for word in "HLJS PRISM PARAGRAPH".split()
+    )
+    # A discussion page: the comments are most of the text, so they are the content.
+    thread = "<div class='comment-list'>" + "<p>A reader's long reply. </p>" * 30 + "</div>"
+    assert "A reader's long reply." in _cleaned(
+        f"<article><h1>Ask: a question</h1>{thread}</article>"
+    )
+
+
 def test_a_header_with_the_page_title_stays_when_there_is_no_article() -> None:
     assert "Page title" in _cleaned("<header><h1>Page title</h1></header><div><p>x</p></div>")
 

@@ -112,6 +112,13 @@ _RELATED_WIDGET_TOKENS = frozenset(
     {"relatedposts", "relatedarticles", "relatedstories", "relatedlinks", "yarpp"}
 )
 _RELATED_ITEMS = frozenset({"posts", "articles", "stories", "links"})
+# Readers' comments and the form to add one sit inside the article on many sites (an
+# <article> holding the post and its thread), so they are dropped there too. Only a block
+# container named as the whole section counts: highlight.js and Prism mark a code comment
+# with the class "comment" ("hljs-comment", "token comment"), so the word alone does not.
+_COMMENT_SECTION_TOKENS = frozenset({"comments", "commentlist", "commentform", "disqus"})
+_COMMENT_PARTS = frozenset({"list", "area", "form", "section", "thread", "container", "respond"})
+_COMMENT_SECTION_TAGS = frozenset({"div", "section", "ol", "ul", "aside", "form", "footer"})
 # Self-links and edit links next to headings ("¶", "#", "[edit]"): dropped even in the article.
 _DECORATION_TOKENS = frozenset({"headerlink", "editsection", "anchorjs"})
 _CONTENT_TOKENS = frozenset(
@@ -243,14 +250,28 @@ def _names_related_widget(tokens: set[str]) -> bool:
     return named and not tokens & _CONTENT_TOKENS
 
 
+def _names_comment_section(tokens: set[str]) -> bool:
+    """Tokens that name a section of readers' comments (or its form) and no content word."""
+    named = bool(tokens & _COMMENT_SECTION_TOKENS) or (
+        "comment" in tokens and bool(tokens & _COMMENT_PARTS)
+    )
+    return named and not tokens & _CONTENT_TOKENS
+
+
 def _chrome_named(el: etree._Element) -> bool:
     """An element (not a heading) whose id or class names chrome."""
     return el.tag not in _HEADING_TAGS and _names_chrome(_marker_tokens(el))
 
 
 def _related_widget(el: etree._Element) -> bool:
-    """An element (not a heading) whose id or class names a related-posts widget."""
-    return el.tag not in _HEADING_TAGS and _names_related_widget(_marker_tokens(el))
+    """An element (not a heading) whose id or class names a related-posts widget, or a block
+    container named as a section of readers' comments: chrome even inside the article."""
+    if el.tag in _HEADING_TAGS:
+        return False
+    tokens = _marker_tokens(el)
+    return _names_related_widget(tokens) or (
+        el.tag in _COMMENT_SECTION_TAGS and _names_comment_section(tokens)
+    )
 
 
 def _decoration(el: etree._Element) -> bool:
@@ -270,7 +291,11 @@ def _chrome_candidate(el: etree._Element, tag: str) -> bool:
     if tag in _HEADING_TAGS:
         return False
     tokens = _marker_tokens(el)  # once: this runs for every element with an id or class
-    return _names_chrome(tokens) or _names_related_widget(tokens)
+    return (
+        _names_chrome(tokens)
+        or _names_related_widget(tokens)
+        or (tag in _COMMENT_SECTION_TAGS and _names_comment_section(tokens))
+    )
 
 
 def find_noise(root: etree._Element, style_text: str) -> Noise:
