@@ -263,7 +263,7 @@ def _chrome_named(el: etree._Element) -> bool:
     return el.tag not in _HEADING_TAGS and _names_chrome(_marker_tokens(el))
 
 
-def _related_widget(el: etree._Element) -> bool:
+def _chrome_in_article(el: etree._Element) -> bool:
     """An element (not a heading) whose id or class names a related-posts widget, or a block
     container named as a section of readers' comments: chrome even inside the article."""
     if el.tag in _HEADING_TAGS:
@@ -379,7 +379,7 @@ def _navigation_cell(td: etree._Element) -> bool:
 def _named_chrome(el: etree._Element, body_chars: int) -> bool:
     if _holds_main(el):
         return False
-    if not _related_widget(el) and (not _chrome_named(el) or _inside_main(el)):
+    if not _chrome_in_article(el) and (not _chrome_named(el) or _inside_main(el)):
         return False
     if el.find(".//h1") is not None:
         return False
