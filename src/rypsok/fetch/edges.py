@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from lxml import etree
 
 from rypsok.fetch.markdown import to_markdown
-from rypsok.fetch.parse import text_of
+from rypsok.fetch.parse import single_spaced, text_of
 
 _WORD = re.compile(r"\w+")
 # An <h1> shorter than this is a section or site name ("News"), not an article's title.
@@ -61,10 +61,6 @@ _HEADINGS = etree.XPath(
 )
 
 
-def _collapse(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _key(text: str) -> str:
     """The words of ``text``, case-folded: the same for the page's text and for its Markdown."""
     return " ".join(_WORD.findall(text.casefold()))
@@ -78,14 +74,14 @@ def with_lede(markdown: str, root: etree._Element, title: str | None) -> str:
     if len(headings) != 1:
         return markdown
     h1 = headings[0]
-    heading = _collapse(text_of(h1))
+    heading = single_spaced(text_of(h1))
     if not _is_article_title(h1, _key(heading), _key(title)):
         return markdown
     if heading in markdown:
         return markdown  # the result starts at the header or above it (the common case)
     candidates: list[etree._Element] = []
     for block in _under(h1):
-        text = _collapse(text_of(block))
+        text = single_spaced(text_of(block))
         if not text:
             continue  # a picture, an empty wrapper
         if not _is_lede(block, text) or text in markdown:
@@ -129,7 +125,7 @@ def _under(heading: etree._Element) -> Sequence[etree._Element]:
     node = heading
     for _ in range(_HEADER_LEVELS):
         siblings = [s for s in node.itersiblings() if isinstance(s.tag, str)]
-        if any(_collapse(text_of(s)) for s in siblings):
+        if any(single_spaced(text_of(s)) for s in siblings):
             return siblings
         parent = node.getparent()
         if parent is None or parent.tag in _HEADER_LIMITS:
@@ -148,7 +144,7 @@ def _is_lede(block: etree._Element, text: str) -> bool:
     descendants = [d for d in block.iterdescendants() if isinstance(d.tag, str)]
     if any(d.tag == "time" or d.tag in _BLOCK_TAGS for d in descendants):
         return False
-    link_chars = sum(len(_collapse(text_of(a))) for a in descendants if a.tag == "a")
+    link_chars = sum(len(single_spaced(text_of(a))) for a in descendants if a.tag == "a")
     if link_chars > _LEDE_MAX_LINK_SHARE * len(text):
         return False
     # A subtitle is a heading; a lede paragraph is written in sentences.
@@ -194,7 +190,7 @@ def _left_section(line: str, root: etree._Element) -> bool:
     if not _BOX_HEAD.fullmatch(label):
         return False  # Markdown syntax in it: not compared with the page's text
     for element in _HEADINGS(root, label=label):
-        if any(_collapse(text_of(after)) for after in element.itersiblings()):
+        if any(single_spaced(text_of(after)) for after in element.itersiblings()):
             return True
     return False
 
@@ -215,9 +211,9 @@ def _box_head(label: str, root: etree._Element) -> bool:
         box = head.getparent() if head is not None else None
         if box is None:
             continue
-        rest = len(_collapse(text_of(box))) - len(label)
+        rest = len(single_spaced(text_of(box))) - len(label)
         link_chars = sum(
-            len(_collapse(text_of(a)))
+            len(single_spaced(text_of(a)))
             for a in box.iter("a")
             if a.get("href") and head not in a.iterancestors()
         )

@@ -24,7 +24,7 @@ from lxml import etree
 
 from rypsok.fetch.edges import with_lede, without_dangling_end
 from rypsok.fetch.markdown import to_markdown
-from rypsok.fetch.parse import text_of
+from rypsok.fetch.parse import single_spaced, text_of
 from rypsok.fetch.readability import MainChoice, main_choice
 from rypsok.fetch.trafilatura_markdown import trafilatura_markdown
 
@@ -80,10 +80,6 @@ def _word_chars(markdown: str) -> int:
     return count
 
 
-def _collapse(text: str) -> str:
-    return " ".join(text.split())
-
-
 def page_title(root: etree._Element) -> str | None:
     """The page's title: ``<title>``, else ``og:title``, else the first ``<h1>``."""
     candidates: list[str] = []
@@ -98,7 +94,7 @@ def page_title(root: etree._Element) -> str | None:
     if h1 is not None:
         candidates.append(text_of(h1))
     for candidate in candidates:
-        text = _collapse(candidate)
+        text = single_spaced(candidate)
         if text:
             return text
     return None

@@ -13,7 +13,7 @@ import re
 
 from lxml import etree
 
-from rypsok.fetch.parse import text_of
+from rypsok.fetch.parse import single_spaced, text_of
 
 _BLOCK_TAGS = frozenset(
     {
@@ -69,10 +69,6 @@ _HEADING_LEVEL = {f"h{n}": n for n in range(1, 7)}
 _BLOCK_START = re.compile(r"^(#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|```|~~~|={3,}\s*$|-{3,}\s*$)")
 
 
-def _collapse(text: str) -> str:
-    return " ".join(text.split())
-
-
 _MAY_START_BLOCK = frozenset("#-*+>`~=0123456789")
 
 
@@ -99,7 +95,7 @@ def _inline_child(el: etree._Element) -> str:
     if tag == "br":
         return "\n"
     inner = _inline(el)
-    text = _collapse(inner)
+    text = single_spaced(inner)
     if not text:
         return " " if inner else ""
     if tag == "a" and el.get("href"):
@@ -117,8 +113,8 @@ def _inline_child(el: etree._Element) -> str:
 
 def _paragraph(text: str) -> str:
     if "\n" not in text:
-        return escape_block_start(_collapse(text))
-    lines = [_collapse(line) for line in text.split("\n")]
+        return escape_block_start(single_spaced(text))
+    lines = [single_spaced(line) for line in text.split("\n")]
     return "\n".join(escape_block_start(line) for line in lines if line)
 
 
@@ -167,7 +163,9 @@ def _table(el: etree._Element) -> list[str]:
     rows: list[list[str]] = []
     for tr in el.iter("tr"):
         cells = [
-            _collapse(_inline(cell)).replace("|", "\\|") for cell in tr if cell.tag in ("td", "th")
+            single_spaced(_inline(cell)).replace("|", "\\|")
+            for cell in tr
+            if cell.tag in ("td", "th")
         ]
         if cells:
             rows.append(cells)
@@ -181,7 +179,7 @@ def _table(el: etree._Element) -> list[str]:
 
 def _block(el: etree._Element, tag: str) -> list[str]:
     if tag in _HEADING_LEVEL:
-        text = _collapse(_inline(el))
+        text = single_spaced(_inline(el))
         return [f"{'#' * _HEADING_LEVEL[tag]} {text}"] if text else []
     if tag in ("ul", "ol", "menu", "dir"):
         return _list(el, ordered=tag == "ol")
@@ -199,7 +197,7 @@ def _block(el: etree._Element, tag: str) -> list[str]:
     if tag == "hr":
         return ["---"]
     if tag == "dt" and plain_term(el):
-        text = _collapse(_inline(el))
+        text = single_spaced(_inline(el))
         return [f"**{text}**"] if text else []
     return _blocks(el)
 

@@ -116,6 +116,11 @@ def text_of(el: etree._Element) -> str:
     return text
 
 
+def single_spaced(text: str) -> str:
+    """``text`` trimmed, each run of white space in it written as one space."""
+    return " ".join(text.split())
+
+
 def _cut_from(el: etree._Element) -> None:
     """Remove ``el`` and everything after it in document order."""
     node = el

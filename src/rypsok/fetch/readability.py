@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from rypsok.fetch.parse import text_of
+from rypsok.fetch.parse import single_spaced, text_of
 
 MAX_SCORED = 10_000
 TOP_CANDIDATES = 20
@@ -89,10 +89,6 @@ _BLOCK_CHILDREN = frozenset(
 )
 
 
-def _collapse(text: str) -> str:
-    return " ".join(text.split())
-
-
 def class_weight(el: etree._Element) -> int:
     """+25 for content-like id/class words, -25 for chrome-like ones (both can apply)."""
     marker = f"{el.get('id') or ''} {el.get('class') or ''}"
@@ -109,7 +105,7 @@ def class_weight(el: etree._Element) -> int:
 def _link_density(el: etree._Element, text_length: int) -> float:
     if not text_length:
         return 1.0
-    links = sum(len(_collapse(text_of(a))) for a in el.iter("a"))
+    links = sum(len(single_spaced(text_of(a))) for a in el.iter("a"))
     return min(links / text_length, 1.0)
 
 
@@ -119,7 +115,7 @@ def _scored(el: etree._Element) -> str | None:
         isinstance(c.tag, str) and c.tag in _BLOCK_CHILDREN for c in el
     ):
         return None  # a container: its paragraphs count, not itself
-    text = _collapse(text_of(el))
+    text = single_spaced(text_of(el))
     return text if len(text) >= _MIN_CHARS else None
 
 
@@ -188,7 +184,9 @@ def main_choice(root: etree._Element) -> MainChoice:
     if not scores:
         return MainChoice((top,))
     best = sorted(scores, key=lambda el: -scores[el])[:TOP_CANDIDATES]
-    final = {el: scores[el] * (1.0 - _link_density(el, len(_collapse(text_of(el))))) for el in best}
+    final = {
+        el: scores[el] * (1.0 - _link_density(el, len(single_spaced(text_of(el))))) for el in best
+    }
     best_single = max(final, key=lambda el: final[el])
     winner = _common_ancestor(best_single, final, top)
     similar = winner is not best_single
@@ -206,7 +204,7 @@ def main_choice(root: etree._Element) -> MainChoice:
         score = scores.get(sibling)
         if score is None:
             continue
-        adjusted = score * (1.0 - _link_density(sibling, len(_collapse(text_of(sibling)))))
+        adjusted = score * (1.0 - _link_density(sibling, len(single_spaced(text_of(sibling)))))
         if adjusted + (final[winner] * 0.2 if class_weight(sibling) > 0 else 0) >= threshold:
             chosen.append(sibling)
     return MainChoice(tuple(chosen), similar)
