@@ -215,6 +215,22 @@ def test_links_are_resolved_and_unsafe_targets_dropped() -> None:
     }
 
 
+def test_link_targets_are_written_as_a_browser_requests_them() -> None:
+    # AFPBB's search links (newspaper4k's set): a space and ">" in the query, which a browser
+    # percent-encodes; written raw they needed angle brackets and escapes in Markdown.
+    parsed = parse_html(
+        "<a href='/search?q=Boko Haram&c=AFPBB>記事'>a</a>"
+        "<a href='page two.html#a \"b\" <c>'>b</a><a href='/wiki/Foo_(bar)'>c</a>"
+    )
+    assert parsed.root is not None
+    clean.absolutize_links(parsed.root, "https://e.org/dir/page")
+    assert [a.get("href") for a in parsed.root.iter("a")] == [
+        "https://e.org/search?q=Boko%20Haram&c=AFPBB%3E記事",
+        "https://e.org/dir/page%20two.html#a%20%22b%22%20%3Cc%3E",
+        "https://e.org/wiki/Foo_(bar)",
+    ]
+
+
 def test_heading_anchors_are_collected() -> None:
     parsed = parse_html(
         "<h2 id='install'>Install</h2>"

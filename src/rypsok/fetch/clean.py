@@ -488,6 +488,10 @@ _ROOT_RELATIVE = re.compile(
 )
 
 
+_NOT_IN_URL = str.maketrans({" ": "%20", '"': "%22", "<": "%3C", ">": "%3E"})
+_NOT_IN_URL_CHARS = re.compile(r'[ "<>]')
+
+
 def _origin(base_url: str) -> str | None:
     """``scheme://netloc`` of an http(s) base URL, the prefix of its root-relative links."""
     try:
@@ -499,18 +503,26 @@ def _origin(base_url: str) -> str | None:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+def _as_requested(target: str) -> str:
+    """``target`` with the characters no URL may hold (space, ``"``, ``<``, ``>``) percent-encoded,
+    as a browser encodes them before it sends the request (WHATWG URL, in path, query and
+    fragment alike); so written, a link target needs no angle brackets in Markdown."""
+    return target.translate(_NOT_IN_URL) if _NOT_IN_URL_CHARS.search(target) else target
+
+
 def _resolve(base_url: str, href: str, origin: str | None = None) -> str | None:
     href = href.strip()
     if origin is not None and _ROOT_RELATIVE.fullmatch(href) and "/." not in href:
         # The most common link of all, resolved without urljoin's parse and rebuild (a few
         # microseconds each); the result is the same string (tested against urljoin).
-        target = origin + href
+        target = _as_requested(origin + href)
         return target if len(target) <= MAX_URL_CHARS else None
     try:
         target = urljoin(base_url, href)
         scheme = urlsplit(target).scheme
     except ValueError:
         return None
+    target = _as_requested(target)
     if scheme not in ("http", "https") or len(target) > MAX_URL_CHARS:
         return None
     return target
