@@ -37,7 +37,7 @@ repositories (never copied into this one):
   (``pip download --no-deps --no-binary :all: newspaper4k==0.9.6``; PyPI, not GitHub). Its
   test pages are ``tests/data/html/<name>.html`` with ``tests/data/txt/<name>.txt``, the
   article text newspaper4k's own tests expect (news in English, Arabic, Chinese, Japanese,
-  Thai, Spanish, Korean, Burmese, Latvian); a page's URL is the ``url`` of
+  Thai, Spanish, Burmese and Latvian); a page's URL is the ``url`` of
   ``tests/data/metadata/<name>.json`` where there is one. Scored with the ScrapingHub metric.
   Like Readability's, this set measures agreement with one extractor (newspaper4k, which is
   not run here: it would be scored against its own output).
