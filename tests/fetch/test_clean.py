@@ -8,6 +8,14 @@ from hypothesis import strategies as st
 
 from rypsok.fetch import clean
 from rypsok.fetch.parse import parse_html
+from tests.fetch.jobs import job_result
+
+ARTICLE_TEXT = "<p>" + "The article's own text. " * 20 + "</p>"
+
+
+def _cleaned_in_article(block: str) -> str:
+    """The cleaned text of an article of one titled paragraph followed by ``block``."""
+    return _cleaned(f"<main><article><h1>Title</h1>{ARTICLE_TEXT}{block}</article></main>")
 
 
 def _cleaned(page: str, url: str = "https://example.org/dir/page") -> str:
@@ -101,8 +109,7 @@ def test_chrome_outside_the_article_is_removed() -> None:
     ],
 )
 def test_a_block_named_foot_or_copyright_is_chrome(block: str) -> None:
-    paragraph = "<p>" + "The article's own text. " * 20 + "</p>"
-    text = _cleaned(f"<div><h1>Title</h1>{paragraph}</div>{block}")
+    text = _cleaned(f"<div><h1>Title</h1>{ARTICLE_TEXT}</div>{block}")
     assert "COPYRIGHT" not in text and "LICENCE" not in text
     assert text.startswith("Title The article's own text.")
 
@@ -121,8 +128,7 @@ def test_a_block_named_foot_or_copyright_is_chrome(block: str) -> None:
     ],
 )
 def test_a_section_of_readers_comments_is_chrome_even_in_the_article(section: str) -> None:
-    paragraph = "<p>" + "The article's own text. " * 20 + "</p>"
-    text = _cleaned(f"<main><article><h1>Title</h1>{paragraph}{section}</article></main>")
+    text = _cleaned_in_article(section)
     assert "READER" not in text
     assert text.startswith("Title The article's own text.")
 
@@ -162,8 +168,7 @@ def test_a_header_with_the_page_title_stays_when_there_is_no_article() -> None:
 )
 def test_related_posts_widgets_inside_the_article_are_removed(widget: str) -> None:
     # Jetpack and YARPP put their widgets into the post's own content, inside <article>.
-    paragraph = "<p>" + "The article's own text. " * 20 + "</p>"
-    text = _cleaned(f"<main><article><h1>Title</h1>{paragraph}{widget}</article></main>")
+    text = _cleaned_in_article(widget)
     assert "Similar posts" not in text
     assert text.startswith("Title The article's own text.")
 
@@ -177,8 +182,7 @@ def test_related_posts_widgets_inside_the_article_are_removed(widget: str) -> No
     ],
 )
 def test_content_merely_named_related_stays_inside_the_article(section: str) -> None:
-    paragraph = "<p>" + "The article's own text. " * 20 + "</p>"
-    text = _cleaned(f"<main><article><h1>Title</h1>{paragraph}{section}</article></main>")
+    text = _cleaned_in_article(section)
     assert "Earlier studies." in text
 
 
@@ -300,8 +304,6 @@ def test_a_fragment_finds_a_heading_whose_marks_were_dropped() -> None:
     holds the marks chrome removal drops ("¶" permalinks, MediaWiki's "[edit]"); counted
     with them, an id unlike the heading's slug (Sphinx's ``module-json``) found nothing."""
     from rypsok.fetch.focus import by_fragment
-    from rypsok.fetch.pipeline import run
-    from rypsok.fetch.protocol import WireResult
     from rypsok.fetch.sections import index_sections
 
     body = "<p>" + "Words of a paragraph about the module and its use. " * 8 + "</p>"
@@ -311,8 +313,7 @@ def test_a_fragment_finds_a_heading_whose_marks_were_dropped() -> None:
         "class='mw-headline'>Early days</span><span class='mw-editsection'>[<a "
         f"href='/edit'>edit</a>]</span></h2>{body}</article>"
     )
-    result = run({"content_type": "text/html", "url": "https://docs.example/json"}, page.encode())
-    assert isinstance(result, WireResult)
+    result = job_result(page, "https://docs.example/json")
     assert "\u00b6" not in result.content and "edit" not in result.content
     sections = index_sections(result.content, result.heading_ids)
     found = by_fragment(sections, "module-json")

@@ -6,8 +6,7 @@ import pytest
 
 from rypsok.fetch.edges import with_lede, without_dangling_end
 from rypsok.fetch.parse import parse_html
-from rypsok.fetch.pipeline import run
-from rypsok.fetch.protocol import WireResult
+from tests.fetch.jobs import job_result
 
 SENTENCE = "A sentence of the article body, long enough to count as its content. "
 BODY = "".join(f"<p>{SENTENCE * 4}Paragraph {n}.</p>" for n in range(8))
@@ -32,9 +31,7 @@ def _header_page(header: str, h1: str = TITLE, more: str = "") -> str:
 
 def _content(page: str, title: str) -> str:
     html = f"<html><head><title>{title}</title></head>{page[len('<html>') :]}"
-    result = run({"content_type": "text/html", "url": "https://e.org/a"}, html.encode())
-    assert isinstance(result, WireResult)
-    return result.content
+    return job_result(html, "https://e.org/a").content
 
 
 @pytest.mark.req("REQ-FETCH-002")

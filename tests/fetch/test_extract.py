@@ -15,7 +15,7 @@ from rypsok.fetch.extract import bound_title, main_markdown, page_title
 from rypsok.fetch.markdown import to_markdown
 from rypsok.fetch.parse import parse_html
 from rypsok.fetch.pipeline import run
-from rypsok.fetch.protocol import WireResult
+from tests.fetch.jobs import job_result
 
 ARTICLE = "<p>" + "A sentence of the article, long enough to count as content. " * 10 + "</p>"
 
@@ -488,9 +488,7 @@ def test_a_pre_in_a_list_item_or_a_table_cell_stays_inline() -> None:
 def _article_content(body: str, container: str = "article") -> str:
     """The content web_fetch's job returns for a page of one ``container`` with ``body``."""
     page = f"<html><body><{container}><h1>Title</h1>{body}</{container}></body></html>"
-    result = run({"content_type": "text/html", "url": "https://e.org/"}, page.encode())
-    assert isinstance(result, WireResult)
-    return result.content
+    return job_result(page).content
 
 
 @pytest.mark.req("REQ-FETCH-002")
@@ -766,18 +764,11 @@ def test_little_text_with_scripts_is_flagged(page: bytes, flagged: bool) -> None
     """Less visible text than counts as usable content (``signals.USABLE_CONTENT_CHARS``) and a
     script that runs: the content may be built by JavaScript (notice
     ``javascript_may_be_required``)."""
-    result = run({"content_type": "text/html", "url": "https://e.org/"}, page)
-    assert isinstance(result, WireResult), result
-    assert result.javascript_may_be_required is flagged
+    assert job_result(page).javascript_may_be_required is flagged
 
 
 def test_the_pipeline_reports_its_method() -> None:
-    result = run(
-        {"content_type": "text/html", "url": "https://e.org/"},
-        f"<main><h1>T</h1>{ARTICLE}</main>".encode(),
-    )
-    assert isinstance(result, WireResult)
-    assert result.method == "trafilatura"
+    assert job_result(f"<main><h1>T</h1>{ARTICLE}</main>").method == "trafilatura"
 
 
 @settings(max_examples=300, deadline=None)

@@ -263,15 +263,17 @@ def _chrome_named(el: etree._Element) -> bool:
     return el.tag not in _HEADING_TAGS and _names_chrome(_marker_tokens(el))
 
 
-def _chrome_in_article(el: etree._Element) -> bool:
-    """An element (not a heading) whose id or class names a related-posts widget, or a block
-    container named as a section of readers' comments: chrome even inside the article."""
-    if el.tag in _HEADING_TAGS:
-        return False
-    tokens = _marker_tokens(el)
+def _names_chrome_in_article(tokens: set[str], tag: str) -> bool:
+    """Tokens of a related-posts widget, or of a block container that holds a section of
+    readers' comments: chrome even inside the article."""
     return _names_related_widget(tokens) or (
-        el.tag in _COMMENT_SECTION_TAGS and _names_comment_section(tokens)
+        tag in _COMMENT_SECTION_TAGS and _names_comment_section(tokens)
     )
+
+
+def _chrome_in_article(el: etree._Element) -> bool:
+    """An element (not a heading) named as chrome that is dropped even inside the article."""
+    return el.tag not in _HEADING_TAGS and _names_chrome_in_article(_marker_tokens(el), el.tag)
 
 
 def _decoration(el: etree._Element) -> bool:
@@ -291,11 +293,7 @@ def _chrome_candidate(el: etree._Element, tag: str) -> bool:
     if tag in _HEADING_TAGS:
         return False
     tokens = _marker_tokens(el)  # once: this runs for every element with an id or class
-    return (
-        _names_chrome(tokens)
-        or _names_related_widget(tokens)
-        or (tag in _COMMENT_SECTION_TAGS and _names_comment_section(tokens))
-    )
+    return _names_chrome(tokens) or _names_chrome_in_article(tokens, tag)
 
 
 def find_noise(root: etree._Element, style_text: str) -> Noise:
