@@ -125,6 +125,11 @@ def test_a_block_named_foot_or_copyright_is_chrome(block: str) -> None:
         # Última Hora (newspaper4k's set): the readers' comments inside <article>.
         "<div id='sf_comment_list' class='box clearfix'><p>READER</p></div>",
         "<div id='disqus_thread'>READER</div>",
+        # Named after what they follow: a content word in the name does not keep them.
+        "<section class='article-comments'><p>READER</p></section>",
+        "<div class='entry-comments' id='comments'><p>READER</p></div>",
+        "<div class='box post_formulario' id='sf_comment_form_container_1'><h2>READER</h2>"
+        "<ul><li>READER</li></ul></div>",
     ],
 )
 def test_a_section_of_readers_comments_is_chrome_even_in_the_article(section: str) -> None:
@@ -164,6 +169,8 @@ def test_a_header_with_the_page_title_stays_when_there_is_no_article() -> None:
         "<div class='yarpp-related'><h3>Similar posts</h3><ol><li>Other</li></ol></div>",
         "<section class='related-posts'><h3>Similar posts</h3></section>",
         "<div id='relatedArticles'><a href='/o'>Similar posts</a></div>",
+        # TIME (newspaper4k's set): a content word beside "recirc" does not keep the module.
+        "<div class='inline-article-recirc'><h2>Similar posts</h2><a href='/o'>Other</a></div>",
     ],
 )
 def test_related_posts_widgets_inside_the_article_are_removed(widget: str) -> None:

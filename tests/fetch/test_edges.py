@@ -125,6 +125,24 @@ def test_a_heading_goes_only_when_its_section_was_left_out() -> None:
     assert without_dangling_end("Body.\n\n## Last words", root) == "Body.\n\n## Last words"
 
 
+@pytest.mark.req("REQ-FETCH-002")
+@pytest.mark.parametrize(
+    "notice",
+    [
+        # CNN's wire copy and site footer, Scripps' footer (newspaper4k's test pages)
+        "™ & © 2013 Cable News Network, Inc., a Time Warner Company. All rights reserved.",
+        "© 2014  Cable News Network. [Turner Broadcasting System, Inc.](http://www.turner.com/)",
+        "Copyright 2023 Scripps Media, Inc. All rights reserved.",
+        "Copyright © 2001-2024 Example Corp",
+        "*(c) 2020 The Daily Example*",
+        "Todos los derechos reservados.",
+    ],
+)
+def test_a_copyright_notice_at_the_end_goes(notice: str) -> None:
+    root = _root("<body><article>" + BODY + "</article></body>")
+    assert without_dangling_end(f"Body.\n\nByline\n\n{notice}", root) == "Body.\n\nByline"
+
+
 @pytest.mark.parametrize(
     "markdown",
     [
@@ -133,6 +151,10 @@ def test_a_heading_goes_only_when_its_section_was_left_out() -> None:
         "Body.\n\n```\nfor x in y:\n```",  # several lines
         "Only a label:",  # the only block there is
         "Body.\n\nSee the notes: they matter.",  # a sentence, not a label
+        "Body.\n\nCopyright law changed in 2019.",  # a sentence about copyright
+        "Body.\n\nThe © sign was first used in 1909.",
+        "© 2014 Cable News Network.",  # the only block there is
+        "Body.\n\n© 2014 Example.\n\nThe end of the story",  # not at the end
     ],
 )
 def test_other_last_blocks_stay(markdown: str) -> None:

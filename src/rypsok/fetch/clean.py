@@ -111,11 +111,17 @@ _CHROME_TOKENS = frozenset(
 _RELATED_WIDGET_TOKENS = frozenset(
     {"relatedposts", "relatedarticles", "relatedstories", "relatedlinks", "yarpp"}
 )
+# News sites' "recirculation" modules (links to other stories, TIME's "inline-article-recirc"):
+# the word names nothing else, so a content word beside it ("article") does not keep them.
+_RECIRCULATION_TOKENS = frozenset({"recirc", "recirculation"})
 _RELATED_ITEMS = frozenset({"posts", "articles", "stories", "links"})
 # Readers' comments and the form to add one sit inside the article on many sites (an
 # <article> holding the post and its thread), so they are dropped there too. Only a block
 # container named as the whole section counts: highlight.js and Prism mark a code comment
 # with the class "comment" ("hljs-comment", "token comment"), so the word alone does not.
+# Content words do not veto these names: the section is named after what it follows
+# ("post-comments", "entry-comments", "article-comments"); a thread that is the page's text
+# stays by the share rule below.
 _COMMENT_SECTION_TOKENS = frozenset({"comments", "commentlist", "commentform", "disqus"})
 _COMMENT_PARTS = frozenset({"list", "area", "form", "section", "thread", "container", "respond"})
 _COMMENT_SECTION_TAGS = frozenset({"div", "section", "ol", "ul", "aside", "form", "footer"})
@@ -243,19 +249,19 @@ def _names_chrome(tokens: set[str]) -> bool:
 
 
 def _names_related_widget(tokens: set[str]) -> bool:
-    """Tokens that name a related-posts widget and no content word."""
+    """Tokens that name a related-posts widget and no content word, or a recirculation
+    module."""
     named = bool(tokens & _RELATED_WIDGET_TOKENS) or (
         "related" in tokens and bool(tokens & _RELATED_ITEMS)
     )
-    return named and not tokens & _CONTENT_TOKENS
+    return (named and not tokens & _CONTENT_TOKENS) or bool(tokens & _RECIRCULATION_TOKENS)
 
 
 def _names_comment_section(tokens: set[str]) -> bool:
-    """Tokens that name a section of readers' comments (or its form) and no content word."""
-    named = bool(tokens & _COMMENT_SECTION_TOKENS) or (
+    """Tokens that name a section of readers' comments (or its form)."""
+    return bool(tokens & _COMMENT_SECTION_TOKENS) or (
         "comment" in tokens and bool(tokens & _COMMENT_PARTS)
     )
-    return named and not tokens & _CONTENT_TOKENS
 
 
 def _chrome_named(el: etree._Element) -> bool:

@@ -9,8 +9,9 @@ of that element two things go wrong on real pages (docs/extraction.md, "Main con
   most of the page's title and not a link, and the result holds neither it nor the standfirst;
 * the end: a label kept without what it labels, a heading whose section was left out, a line
   that ends with ":" with nothing after it, or the head of a box of links whose links were
-  left out ("Weiterführender Link"). :func:`without_dangling_end` removes them; it never
-  removes the last block there is.
+  left out ("Weiterführender Link"), or the site's copyright notice ("© 2013 Cable News
+  Network. All rights reserved.") at the end of the article's element.
+  :func:`without_dangling_end` removes them; it never removes the last block there is.
 """
 
 from __future__ import annotations
@@ -54,6 +55,17 @@ _BOX_HEAD_MAX_CHARS = 60
 _BOX_HEAD_MAX_WORDS = 5
 # The rest of a box of links is this much link text at least.
 _BOX_MIN_LINK_SHARE = 0.8
+# A site's copyright notice: a short block that starts with the sign ("™ & © 2013",
+# "Copyright © 2014", "Copyright 2023") or says the rights are reserved. A sentence about
+# copyright ("Copyright law changed in 2019") does not start so.
+_NOTICE_MAX_CHARS = 300
+_COPYRIGHT = re.compile(
+    r"^\W{0,6}(?:\u00a9|\(c\)|copyright\s*(?:\u00a9|\(c\))?\s*(?:19|20)\d\d\b)"
+    r"|\ball rights reserved\b|\btodos los derechos reservados\b"
+    r"|\btous droits r\u00e9serv\u00e9s\b|\balle rechte vorbehalten\b"
+    r"|\u7248\u6743\u6240\u6709|\u7248\u6b0a\u6240\u6709",  # the same, zh-Hans and zh-Hant
+    re.IGNORECASE,
+)
 _TEXT_NODES = etree.XPath("//text()[normalize-space(.) = $label]")
 _HEADINGS = etree.XPath(
     "//*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6]"
@@ -174,9 +186,15 @@ def without_dangling_end(markdown: str, root: etree._Element) -> str:
                 and last.strip("*_ \t").endswith(":")
             )
             or _box_head(last, root)
+            or _copyright_notice(last)
         ):
             return kept
         kept = before
+
+
+def _copyright_notice(block: str) -> bool:
+    """Whether a block of one line is a copyright notice (see ``_COPYRIGHT``)."""
+    return len(block) <= _NOTICE_MAX_CHARS and _COPYRIGHT.search(block) is not None
 
 
 def _left_section(line: str, root: etree._Element) -> bool:
