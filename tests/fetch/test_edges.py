@@ -108,6 +108,7 @@ def test_a_label_left_at_the_end_with_nothing_to_label_goes() -> None:
     root = _root(page)
     assert without_dangling_end("Body.\n\n**You may also like:**", root) == "Body."
     assert without_dangling_end("Body.\n\nFurther reading", root) == "Body."
+    assert without_dangling_end("Body.\n\n**Further reading**", root) == "Body."  # bold
     assert without_dangling_end("Body.\n\nYou may also like:\n\nFurther reading", root) == "Body."
 
 
@@ -155,6 +156,8 @@ def test_a_copyright_notice_at_the_end_goes(notice: str) -> None:
         "Body.\n\nThe © sign was first used in 1909.",
         "© 2014 Cable News Network.",  # the only block there is
         "Body.\n\n© 2014 Example.\n\nThe end of the story",  # not at the end
+        # the section of a heading: a site's terms (Readability's getpocket-tos page)
+        "Body.\n\n## COPYRIGHT NOTICE\n\nCopyright © 2012-2015 Read It Later, Inc.",
     ],
 )
 def test_other_last_blocks_stay(markdown: str) -> None:

@@ -10,7 +10,8 @@ of that element two things go wrong on real pages (docs/extraction.md, "Main con
 * the end: a label kept without what it labels, a heading whose section was left out, a line
   that ends with ":" with nothing after it, or the head of a box of links whose links were
   left out ("Weiterführender Link"), or the site's copyright notice ("© 2013 Cable News
-  Network. All rights reserved.") at the end of the article's element.
+  Network. All rights reserved.") at the end of the article's element, unless it is the
+  section of a heading (the "Copyright notice" of a site's terms).
   :func:`without_dangling_end` removes them; it never removes the last block there is.
 """
 
@@ -185,8 +186,8 @@ def without_dangling_end(markdown: str, root: etree._Element) -> str:
                 and not _ITEM_LINE.match(last)
                 and last.strip("*_ \t").endswith(":")
             )
-            or _box_head(last, root)
-            or _copyright_notice(last)
+            or _box_head(last.strip("*_ \t"), root)
+            or (_copyright_notice(last) and not _under_heading(before))
         ):
             return kept
         kept = before
@@ -195,6 +196,12 @@ def without_dangling_end(markdown: str, root: etree._Element) -> str:
 def _copyright_notice(block: str) -> bool:
     """Whether a block of one line is a copyright notice (see ``_COPYRIGHT``)."""
     return len(block) <= _NOTICE_MAX_CHARS and _COPYRIGHT.search(block) is not None
+
+
+def _under_heading(before: str) -> bool:
+    """Whether the last block of ``before`` is a heading: what follows it is its section (the
+    "Copyright notice" section of a site's terms)."""
+    return _HEADING_LINE.match(before.rpartition("\n\n")[2].strip()) is not None
 
 
 def _left_section(line: str, root: etree._Element) -> bool:
