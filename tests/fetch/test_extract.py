@@ -269,16 +269,19 @@ def test_a_list_without_items_is_an_indented_paragraph() -> None:
 @pytest.mark.req("REQ-FETCH-002")
 def test_a_bar_of_links_is_navigation_and_a_sentence_of_links_is_not() -> None:
     # A news site's footer bars, which trafilatura's recall setting kept inside the block it
-    # took (CNN's pages of newspaper4k's set); the pass over its Markdown output.
+    # took (CNN's pages of newspaper4k's set); the pass over its Markdown output. The page the
+    # bar is on may stand in it unlinked (CNN Arabic's "Latest news" services).
     markdown = (
         "The story.\n\n[Home](https://e.org/) | [Video](https://e.org/v) | "
         "[U.S.](<https://e.org/u s>)\n\n[RSS](https://e.org/r) \u00b7 [Blogs](https://e.org/b)"
-        " \u2022 [Shop](https://e.org/s)\n\nSee [Alpha](https://e.org/a), [Beta](https://e.org/b)"
+        " \u2022 [Shop](https://e.org/s)\n\nLatest news | [Email](https://e.org/e) | "
+        "[RSS](https://e.org/r) | [Mobile](https://e.org/m)\u00a0|\u00a0[Twitter](https://e.org/t)\n\n"
+        "See [Alpha](https://e.org/a), [Beta](https://e.org/b)"
         " and [Gamma](https://e.org/c).\n\n[One](https://e.org/1) | [Two](https://e.org/2)\n\n"
         "| [a](https://e.org/a) | [b](https://e.org/b) | [c](https://e.org/c) |\n\nThe end."
     )
     assert trafilatura_markdown._without_link_bars(markdown) == (
-        "The story.\n\n\n\nSee [Alpha](https://e.org/a), [Beta](https://e.org/b) and "
+        "The story.\n\n\n\n\nSee [Alpha](https://e.org/a), [Beta](https://e.org/b) and "
         "[Gamma](https://e.org/c).\n\n[One](https://e.org/1) | [Two](https://e.org/2)\n\n"
         "| [a](https://e.org/a) | [b](https://e.org/b) | [c](https://e.org/c) |\n\nThe end."
     )
