@@ -144,6 +144,40 @@ def test_a_copyright_notice_at_the_end_goes(notice: str) -> None:
     assert without_dangling_end(f"Body.\n\nByline\n\n{notice}", root) == "Body.\n\nByline"
 
 
+_RELATED = (
+    "- [Other story](https://e.org/1) (2018/6/18)\n- [Second story](https://e.org/2)\n"
+    "- \n[Third story](https://e.org/3) \uff082018/6/15\uff09"
+)
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_list_of_links_nothing_introduces_at_the_end_goes() -> None:
+    # Nikkei (newspaper4k's set): the related stories under a teaser, each a link and a date.
+    root = _root("<body><article>" + BODY + "</article></body>")
+    assert without_dangling_end(f"Body.\n\n{_RELATED}", root) == "Body."
+    assert without_dangling_end(f"Body.\n\n{_RELATED}\n\n© 2018 Nikkei", root) == "Body."
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        f"Body.\n\n## See also\n\n{_RELATED}",  # the author's: introduced by a heading
+        f"Body.\n\n**References:**\n\n{_RELATED}",  # or by a label
+        "Body.\n\n- [One](https://e.org/1)\n- [Two](https://e.org/2)",  # two links: a pair
+        # items with more than a link and a date: the author's list
+        "Body.\n\n- [One](https://e.org/1), the first parser we tried on real pages\n- [Two](https://e.org/2)"
+        "\n- [Three](https://e.org/3)",
+        "Body.\n\n- [One](https://e.org/1) and [Two](https://e.org/2)\n- [Three](https://e.org/3)"
+        "\n- [Four](https://e.org/4)",
+        f"{_RELATED}",  # the only block there is
+        f"Body.\n\n{_RELATED}\n\nThe end of the story",  # not at the end
+    ],
+)
+def test_other_lists_of_links_stay(markdown: str) -> None:
+    root = _root("<body><article>" + BODY + "<p>The end of the story</p></article></body>")
+    assert without_dangling_end(markdown, root) == markdown
+
+
 @pytest.mark.parametrize(
     "markdown",
     [

@@ -11,7 +11,9 @@ of that element two things go wrong on real pages (docs/extraction.md, "Main con
   that ends with ":" with nothing after it, or the head of a box of links whose links were
   left out ("Weiterführender Link"), or the site's copyright notice ("© 2013 Cable News
   Network. All rights reserved.") at the end of the article's element, unless it is the
-  section of a heading (the "Copyright notice" of a site's terms).
+  section of a heading (the "Copyright notice" of a site's terms), or a list of links that
+  nothing introduces (the site's links to other stories; one under "## See also" or
+  "References:" stays).
   :func:`without_dangling_end` removes them; it never removes the last block there is.
 """
 
@@ -23,7 +25,7 @@ from collections.abc import Sequence
 
 from lxml import etree
 
-from rypsok.fetch.markdown import to_markdown
+from rypsok.fetch.markdown import LINK_PATTERN, to_markdown
 from rypsok.fetch.parse import single_spaced, text_of
 
 _WORD = re.compile(r"\w+")
@@ -67,6 +69,12 @@ _COPYRIGHT = re.compile(
     r"|\u7248\u6743\u6240\u6709|\u7248\u6b0a\u6240\u6709",  # the same, zh-Hans and zh-Hant
     re.IGNORECASE,
 )
+# A list of links that nothing introduces, at the very end: the site's links to other stories.
+# One that follows a heading or a label ("## See also", "References:") is the author's.
+_LINK_LIST_MIN_ITEMS = 3
+_ITEM_OTHER_MAX_CHARS = 30  # what an item holds besides its link: a date, a source
+_ITEM_START = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)", re.MULTILINE)
+_ONE_LINK = re.compile(LINK_PATTERN)
 _TEXT_NODES = etree.XPath("//text()[normalize-space(.) = $label]")
 _HEADINGS = etree.XPath(
     "//*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6]"
@@ -177,7 +185,12 @@ def without_dangling_end(markdown: str, root: etree._Element) -> str:
     while True:
         before, blank, last = kept.rpartition("\n\n")  # the result's blocks end so
         last = last.strip()
-        if not blank or not last or "\n" in last:
+        if not blank or not last:
+            return kept
+        if _link_list(last) and not _introduced(before):
+            kept = before
+            continue
+        if "\n" in last:
             return kept
         if not (
             _left_section(last, root)
@@ -202,6 +215,28 @@ def _under_heading(before: str) -> bool:
     """Whether the last block of ``before`` is a heading: what follows it is its section (the
     "Copyright notice" section of a site's terms)."""
     return _HEADING_LINE.match(before.rpartition("\n\n")[2].strip()) is not None
+
+
+def _introduced(before: str) -> bool:
+    """Whether the last block of ``before`` is a heading or a label ending with ":"."""
+    previous = before.rpartition("\n\n")[2].strip()
+    return _under_heading(before) or previous.strip("*_ \t").endswith(":")
+
+
+def _link_list(block: str) -> bool:
+    """Whether a Markdown block is a list of at least ``_LINK_LIST_MIN_ITEMS`` items, each one
+    link and at most a few characters besides (a date)."""
+    starts = [m.start() for m in _ITEM_START.finditer(block)]
+    if len(starts) < _LINK_LIST_MIN_ITEMS or starts[0] != 0:
+        return False
+    for start, end in zip(starts, [*starts[1:], len(block)], strict=True):
+        item = _ITEM_START.sub("", block[start:end], count=1)
+        links = _ONE_LINK.findall(item)
+        if len(links) != 1:
+            return False
+        if len("".join(_ONE_LINK.sub("", item).split())) > _ITEM_OTHER_MAX_CHARS:
+            return False
+    return True
 
 
 def _left_section(line: str, root: etree._Element) -> bool:

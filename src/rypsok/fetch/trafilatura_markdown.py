@@ -28,7 +28,7 @@ import trafilatura
 from lxml import etree
 
 from rypsok.fetch.clean import drop
-from rypsok.fetch.markdown import escape_block_start, plain_term
+from rypsok.fetch.markdown import LINK_PATTERN, escape_block_start, plain_term
 
 # Chosen by measurement (bench/extraction_quality.py, docs/extraction.md).
 TRAFILATURA_OPTIONS: dict[str, Any] = {
@@ -86,15 +86,13 @@ _EMPTY_LINK_MARK = "\u2421"
 _EMPTY_LINK = re.compile(r"\[\u2421\]\((?:<(?:\\.|[^\\>])*>|[^\s()<>]*)\)")
 # An empty link between two spaces takes one of them with it ("a <picture link> b": "a b").
 _SPACED_EMPTY_LINK = re.compile(r"(?<=[ \t])" + _EMPTY_LINK.pattern + r"[ \t]")
-# A link as trafilatura writes one (its text with "\\", "[" and "]" escaped; its target plain or
-# in angle brackets) and a line of three or more of them with only separators between; one
-# short item at either end may be plain text (the page the bar is on, not linked).
-_LINK = r"\[(?:\\.|[^\]\\\n])*\]\((?:<(?:\\.|[^\\>\n])*>|[^\s()<>]*)\)"
+# A line of three or more links with only separators between; one short item at either end
+# may be plain text (the page the bar is on, not linked).
 _SEPARATOR = r"[ \t\u00a0]*[|\u00b7\u2022][ \t\u00a0]*"  # no-break spaces too ("&nbsp;|&nbsp;")
 _PLAIN_ITEM = r"[^\[\]()|\u00b7\u2022\n]{1,40}"
 _LINKS_APART = re.compile(rf"\){_SEPARATOR}\[")
 _LINK_BAR = re.compile(
-    rf"^[ \t]*(?:{_PLAIN_ITEM}{_SEPARATOR})?{_LINK}(?:{_SEPARATOR}{_LINK}){{2,}}"
+    rf"^[ \t]*(?:{_PLAIN_ITEM}{_SEPARATOR})?{LINK_PATTERN}(?:{_SEPARATOR}{LINK_PATTERN}){{2,}}"
     rf"(?:{_SEPARATOR}{_PLAIN_ITEM})?[ \t]*(?:\n|$)",
     re.MULTILINE,
 )
