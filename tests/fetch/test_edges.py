@@ -170,6 +170,10 @@ def test_a_list_of_links_nothing_introduces_at_the_end_goes() -> None:
         "Body.\n\n- [One](https://e.org/1) and [Two](https://e.org/2)\n- [Three](https://e.org/3)"
         "\n- [Four](https://e.org/4)",
         f"{_RELATED}",  # the only block there is
+        # an item longer than a link and a date (the search stops there, whatever it holds)
+        "Body.\n\n- [One](https://e.org/1)\n- [Two](https://e.org/2)\n- [x](https://e.org/"
+        + "\\[" * 2000
+        + ")",
         f"Body.\n\n{_RELATED}\n\nThe end of the story",  # not at the end
     ],
 )

@@ -73,6 +73,10 @@ _COPYRIGHT = re.compile(
 # One that follows a heading or a label ("## See also", "References:") is the author's.
 _LINK_LIST_MIN_ITEMS = 3
 _ITEM_OTHER_MAX_CHARS = 30  # what an item holds besides its link: a date, a source
+# A related story's item is a link and a date, far shorter than this; the caps also keep the
+# link search, which is not anchored, short on a hostile item ("\[" many times, no "]").
+_ITEM_MAX_CHARS = 2500
+_LINK_LIST_MAX_CHARS = 50_000
 _ITEM_START = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)", re.MULTILINE)
 _ONE_LINK = re.compile(LINK_PATTERN)
 _TEXT_NODES = etree.XPath("//text()[normalize-space(.) = $label]")
@@ -226,10 +230,14 @@ def _introduced(before: str) -> bool:
 def _link_list(block: str) -> bool:
     """Whether a Markdown block is a list of at least ``_LINK_LIST_MIN_ITEMS`` items, each one
     link and at most a few characters besides (a date)."""
+    if len(block) > _LINK_LIST_MAX_CHARS:
+        return False
     starts = [m.start() for m in _ITEM_START.finditer(block)]
     if len(starts) < _LINK_LIST_MIN_ITEMS or starts[0] != 0:
         return False
     for start, end in zip(starts, [*starts[1:], len(block)], strict=True):
+        if end - start > _ITEM_MAX_CHARS:
+            return False
         item = _ITEM_START.sub("", block[start:end], count=1)
         links = _ONE_LINK.findall(item)
         if len(links) != 1:
