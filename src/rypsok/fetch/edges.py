@@ -218,13 +218,16 @@ def _copyright_notice(block: str) -> bool:
 def _under_heading(before: str) -> bool:
     """Whether the last block of ``before`` is a heading: what follows it is its section (the
     "Copyright notice" section of a site's terms)."""
-    return _HEADING_LINE.match(before.rpartition("\n\n")[2].strip()) is not None
+    return _HEADING_LINE.match(_last_block(before)) is not None
 
 
 def _introduced(before: str) -> bool:
     """Whether the last block of ``before`` is a heading or a label ending with ":"."""
-    previous = before.rpartition("\n\n")[2].strip()
-    return _under_heading(before) or previous.strip("*_ \t").endswith(":")
+    return _under_heading(before) or _last_block(before).strip("*_ \t").endswith(":")
+
+
+def _last_block(markdown: str) -> str:
+    return markdown.rpartition("\n\n")[2].strip()
 
 
 def _link_list(block: str) -> bool:

@@ -68,7 +68,8 @@ _BLOCK_TAGS = frozenset(
 _HEADING_LEVEL = {f"h{n}": n for n in range(1, 7)}
 # A link as this renderer and trafilatura write one: its text with "\\", "[" and "]" escaped,
 # its target plain or in angle brackets.
-LINK_PATTERN = r"\[(?:\\.|[^\]\\\n])*\]\((?:<(?:\\.|[^\\>\n])*>|[^\s()<>]*)\)"
+LINK_TARGET_PATTERN = r"\((?:<(?:\\.|[^\\>\n])*>|[^\s()<>]*)\)"
+LINK_PATTERN = r"\[(?:\\.|[^\]\\\n])*\]" + LINK_TARGET_PATTERN
 _BLOCK_START = re.compile(r"^(#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|```|~~~|={3,}\s*$|-{3,}\s*$)")
 
 

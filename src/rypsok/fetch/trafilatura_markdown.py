@@ -28,7 +28,12 @@ import trafilatura
 from lxml import etree
 
 from rypsok.fetch.clean import drop
-from rypsok.fetch.markdown import LINK_PATTERN, escape_block_start, plain_term
+from rypsok.fetch.markdown import (
+    LINK_PATTERN,
+    LINK_TARGET_PATTERN,
+    escape_block_start,
+    plain_term,
+)
 
 # Chosen by measurement (bench/extraction_quality.py, docs/extraction.md).
 TRAFILATURA_OPTIONS: dict[str, Any] = {
@@ -83,7 +88,7 @@ _START_MARK = "\u2420"
 # from the output, its target written as trafilatura writes one (plain, or in angle brackets
 # with "\\", "<" and ">" escaped).
 _EMPTY_LINK_MARK = "\u2421"
-_EMPTY_LINK = re.compile(r"\[\u2421\]\((?:<(?:\\.|[^\\>])*>|[^\s()<>]*)\)")
+_EMPTY_LINK = re.compile(r"\[\u2421\]" + LINK_TARGET_PATTERN)
 # An empty link between two spaces takes one of them with it ("a <picture link> b": "a b").
 _SPACED_EMPTY_LINK = re.compile(r"(?<=[ \t])" + _EMPTY_LINK.pattern + r"[ \t]")
 # A line of three or more links with only separators between; one short item at either end
