@@ -182,6 +182,36 @@ def test_related_posts_widgets_inside_the_article_are_removed(widget: str) -> No
 
 @pytest.mark.req("REQ-FETCH-002")
 @pytest.mark.parametrize(
+    "navigation",
+    [
+        # rustdoc's trail above the title; npm's "Table of contents" section inside the content
+        "<div class='rustdoc-breadcrumbs'><a href='/std'>std</a>::<a href='/fs'>Trail fs</a></div>",
+        "<section id='table_of_contents'><h2>Trail contents</h2><ul><li><a href='#a'>A</a>"
+        "</li></ul></section>",
+        "<nav class='toc'><a href='#a'>Trail A</a></nav>",
+        "<div class='md-toc'><a href='#a'>Trail A</a></div>",
+    ],
+)
+def test_breadcrumbs_and_tables_of_contents_inside_the_article_are_removed(
+    navigation: str,
+) -> None:
+    text = _cleaned_in_article(navigation)
+    assert "Trail" not in text
+    assert text.startswith("Title The article's own text.")
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_table_of_contents_that_is_most_of_the_page_stays() -> None:
+    # A book's contents page: the list is the page.
+    entries = "".join(
+        f"<li><a href='ch{i}.html'>Chapter {i} of the book</a></li>" for i in range(30)
+    )
+    text = _cleaned(f"<main><h1>Contents</h1><ol class='toc'>{entries}</ol></main>")
+    assert "Chapter 29 of the book" in text
+
+
+@pytest.mark.req("REQ-FETCH-002")
+@pytest.mark.parametrize(
     "section",
     [
         "<section id='related-work'><h2>Related work</h2><p>Earlier studies.</p></section>",

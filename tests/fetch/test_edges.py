@@ -158,10 +158,31 @@ def test_a_list_of_links_nothing_introduces_at_the_end_goes() -> None:
     assert without_dangling_end(f"Body.\n\n{_RELATED}\n\n© 2018 Nikkei", root) == "Body."
 
 
+@pytest.mark.req("REQ-FETCH-002")
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "### 関連キーワード",
+        "## Related articles",
+        "## Read more",
+        "#### Lesen Sie auch",
+        "## À lire aussi",
+    ],
+)
+def test_a_list_of_links_under_a_heading_that_names_other_stories_goes_with_it(
+    heading: str,
+) -> None:
+    # Nikkei (newspaper4k's set), read with its headings: "Related keywords" over the links.
+    root = _root("<body><article>" + BODY + "</article></body>")
+    assert without_dangling_end(f"Body.\n\n{heading}\n\n{_RELATED}", root) == "Body."
+
+
 @pytest.mark.parametrize(
     "markdown",
     [
         f"Body.\n\n## See also\n\n{_RELATED}",  # the author's: introduced by a heading
+        f"Body.\n\n## Further reading\n\n{_RELATED}",
+        f"Body.\n\n## Related work in this thesis, chapter by chapter\n\n{_RELATED}",  # too long
         f"Body.\n\n**References:**\n\n{_RELATED}",  # or by a label
         "Body.\n\n- [One](https://e.org/1)\n- [Two](https://e.org/2)",  # two links: a pair
         # items with more than a link and a date: the author's list

@@ -654,6 +654,66 @@ def test_the_same_text_with_its_headings_replaces_a_headless_result(
 
 
 @pytest.mark.req("REQ-FETCH-002")
+def test_a_page_without_a_main_block_keeps_its_headings() -> None:
+    """DocBook manuals (valgrind's, libxslt's xsltproc page): no element names the content,
+    each section is a block of its own, each heading sits in wrappers of its own. trafilatura
+    gathers the paragraphs without the headings; given the body as its main block, it reads
+    the same text with them."""
+    # Sections of unequal length, as in a manual: the fallback picks the longest one.
+    sections = "".join(
+        f"<div class='sect1'><div class='titlepage'><div><div><h2 class='title'>"
+        f"<a name='s{i}'></a>4.{i}. Section {i}</h2></div></div></div>"
+        + "".join(
+            f"<p>Paragraph {i}.{j} of the manual says what option {i} does and when to use it.</p>"
+            for j in range(8 if i == 2 else 1)
+        )
+        + "</div>"
+        for i in range(1, 5)
+    )
+    page = (
+        "<html><body><div class='chapter'><div class='titlepage'><div><div><h1 class='title'>"
+        f"4. The tool</h1></div></div></div><p>{'The tool finds errors. ' * 8}</p>"
+        f"{sections}</div></body></html>"
+    )
+    # trafilatura alone, on the same page: the text without a heading.
+    alone = trafilatura.extract(page, output_format="markdown", favor_recall=True) or ""
+    assert "Paragraph 2.5 of the manual" in alone and "Section" not in alone
+    # The fallback's choice is the longest section alone.
+    assert extract.fallback_markdown(_root(page)).count("## ") == 1
+    found = main_markdown(_root(page))
+    assert found.method == "trafilatura"
+    for i in range(1, 5):
+        assert f"## 4.{i}. Section {i}\n\nParagraph {i}.0 of the manual" in found.markdown
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_a_link_without_text_beside_a_code_block_does_not_lose_it() -> None:
+    # rustdoc: every example is followed by a "Run" link without text, and trafilatura drops a
+    # short block whose links have no text, the code with it.
+    page = (
+        f"<main><h1>read_to_string</h1>{ARTICLE}<h2>Examples</h2><div class='example-wrap'>"
+        "<pre class='rust'><code>let text = fs::read_to_string(\"a.txt\")?;</code></pre>"
+        "<a class='test-arrow' title='Run code' href='https://play.e.org/?code=x'></a></div>"
+        f"{ARTICLE}</main>"
+    )
+    content = job_result(page).content
+    assert '## Examples\n\n```\nlet text = fs::read_to_string("a.txt")?;\n```' in content
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_a_heading_right_after_a_line_of_text_is_set_apart() -> None:
+    # npm's docs: the subtitle is a <span>, and trafilatura writes the first heading on the
+    # next line; a "# " line inside a code block is the code's own.
+    page = (
+        "<main><header><h1>npm-ping</h1><span>Ping npm registry</span></header>"
+        f"<h3>Synopsis</h3>{ARTICLE}<pre>x\n# not a heading\n</pre>{ARTICLE}</main>"
+    )
+    content = job_result(page).content
+    assert "Ping npm registry\n\n### Synopsis" in content
+    assert "```\nx\n# not a heading\n```" in content
+
+
+@pytest.mark.req("REQ-FETCH-002")
 def test_a_headless_result_stays_when_the_fallback_holds_more_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

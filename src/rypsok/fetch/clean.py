@@ -114,6 +114,11 @@ _RELATED_WIDGET_TOKENS = frozenset(
 # News sites' "recirculation" modules (links to other stories, TIME's "inline-article-recirc"):
 # the word names nothing else, so a content word beside it ("article") does not keep them.
 _RECIRCULATION_TOKENS = frozenset({"recirc", "recirculation"})
+# A breadcrumb trail and a table of contents are navigation wherever they are: inside the
+# article (rustdoc's "std::fs" trail, npm's "Table of contents" section) too. The response's
+# outline lists the headings; a contents block that is most of the page stays by the share
+# rule below.
+_NAVIGATION_TOKENS = frozenset({"breadcrumb", "breadcrumbs", "toc", "tableofcontents"})
 _RELATED_ITEMS = frozenset({"posts", "articles", "stories", "links"})
 # Readers' comments and the form to add one sit inside the article on many sites (an
 # <article> holding the post and its thread), so they are dropped there too. Only a block
@@ -257,6 +262,11 @@ def _names_related_widget(tokens: set[str]) -> bool:
     return (named and not tokens & _CONTENT_TOKENS) or bool(tokens & _RECIRCULATION_TOKENS)
 
 
+def _names_navigation(tokens: set[str]) -> bool:
+    """Tokens that name a breadcrumb trail or a table of contents."""
+    return bool(tokens & _NAVIGATION_TOKENS) or {"table", "contents"} <= tokens
+
+
 def _names_comment_section(tokens: set[str]) -> bool:
     """Tokens that name a section of readers' comments (or its form)."""
     return bool(tokens & _COMMENT_SECTION_TOKENS) or (
@@ -272,8 +282,10 @@ def _chrome_named(el: etree._Element) -> bool:
 def _names_chrome_in_article(tokens: set[str], tag: str) -> bool:
     """Tokens of a related-posts widget, or of a block container that holds a section of
     readers' comments: chrome even inside the article."""
-    return _names_related_widget(tokens) or (
-        tag in _COMMENT_SECTION_TAGS and _names_comment_section(tokens)
+    return (
+        _names_related_widget(tokens)
+        or _names_navigation(tokens)
+        or (tag in _COMMENT_SECTION_TAGS and _names_comment_section(tokens))
     )
 
 

@@ -12,8 +12,8 @@ of that element two things go wrong on real pages (docs/extraction.md, "Main con
   left out ("Weiterführender Link"), or the site's copyright notice ("© 2013 Cable News
   Network. All rights reserved.") at the end of the article's element, unless it is the
   section of a heading (the "Copyright notice" of a site's terms), or a list of links that
-  nothing introduces (the site's links to other stories; one under "## See also" or
-  "References:" stays).
+  nothing introduces or that a heading names as the site's other stories ("Related
+  articles", "関連キーワード"; one under "## See also" or "References:" stays).
   :func:`without_dangling_end` removes them; it never removes the last block there is.
 """
 
@@ -78,6 +78,26 @@ _ITEM_OTHER_MAX_CHARS = 30  # what an item holds besides its link: a date, a sou
 _ITEM_MAX_CHARS = 2500
 _LINK_LIST_MAX_CHARS = 50_000
 _ITEM_START = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)", re.MULTILINE)
+# A heading that is the name of the site's links to other stories ("Related articles", "Read
+# more", "関連キーワード"): the list of links under it at the end goes with it. "See also",
+# "Further reading" and "Related work in ..." name the author's own references and stay.
+_RELATED_HEADING = re.compile(
+    r"^#{1,6}[ \t]+\W{0,3}(?:(?:"
+    r"related(?: (?:stories|articles|posts|links|news|content|coverage|topics))?"
+    r"|more (?:stories|articles|news|posts)(?: (?:from|on|about) [^\n]{1,40})?"
+    r"|read (?:more|also|next)|also read|you (?:may|might) also like"
+    r"|recommended(?: (?:for you|reading|stories|articles))?|most (?:read|popular|viewed)"
+    r"|mehr zum thema|lesen sie auch|weitere artikel"
+    r"|(?:\u00e0 )?lire aussi|sur le m\u00eame sujet|articles (?:similaires|li\u00e9s)"
+    r"|(?:noticias|art\u00edculos) relacionad[oa]s|(?:tambi\u00e9n )?te puede interesar"
+    r"|lee tambi\u00e9n|leia tamb\u00e9m|veja tamb\u00e9m|leggi anche|articoli correlati"
+    r"|\u0447\u0438\u0442\u0430\u0439\u0442\u0435 \u0442\u0430\u043a\u0436\u0435"  # ru
+    r"|\u0627\u0642\u0631\u0623 \u0623\u064a\u0636\u0627"  # ar
+    r")\W*$"
+    r"|[^\n]*(?:\u95a2\u9023|\u76f8\u5173|\u76f8\u95dc|\uad00\ub828))",  # ja, zh, zh-Hant, ko
+    re.IGNORECASE,
+)
+_RELATED_HEADING_MAX_CHARS = 80
 _ONE_LINK = re.compile(LINK_PATTERN)
 _TEXT_NODES = etree.XPath("//text()[normalize-space(.) = $label]")
 _HEADINGS = etree.XPath(
@@ -191,9 +211,14 @@ def without_dangling_end(markdown: str, root: etree._Element) -> str:
         last = last.strip()
         if not blank or not last:
             return kept
-        if _link_list(last) and not _introduced(before):
-            kept = before
-            continue
+        if _link_list(last):
+            if not _introduced(before):
+                kept = before
+                continue
+            heading = _last_block(before)
+            if len(heading) <= _RELATED_HEADING_MAX_CHARS and _RELATED_HEADING.match(heading):
+                kept = before.rpartition("\n\n")[0]
+                continue
         if "\n" in last:
             return kept
         if not (

@@ -11,7 +11,8 @@ fallback also replaces a result of trafilatura's that holds far less text, but o
 found several similar blocks (forum posts, FAQ entries), of which trafilatura keeps the first,
 or where trafilatura's result lost most headings and the fallback holds about the same text
 with them (trafilatura gathers a page's paragraphs without their headings when it finds no main
-block).
+block). Where the fallback does not, trafilatura reads the body once more as its main block,
+and that result is taken when it holds the same text with the headings.
 """
 
 from __future__ import annotations
@@ -149,14 +150,25 @@ def main_markdown(root: etree._Element, title: str | None = None) -> MainContent
     return MainContent(without_dangling_end(markdown, root), main.method)
 
 
+def _trafilatura(root: etree._Element, *, framed: bool = False) -> str:
+    try:
+        return trafilatura_markdown(root, framed=framed)
+    except (RecursionError, ValueError, TypeError, AttributeError, IndexError, KeyError):
+        # A page that makes the extractor fail falls back to rypsok's own rendering.
+        return ""
+
+
+def _same_text_with_headings(found_chars: int, found_headings: int, other: str) -> bool:
+    """Whether ``other`` holds about the text of a headless result, with its headings."""
+    return _headings_lost(found_headings, len(_MARKDOWN_HEADING.findall(other))) and (
+        found_chars <= _word_chars(other) <= _SAME_TEXT_SHARE * found_chars
+    )
+
+
 def _main_markdown(root: etree._Element) -> MainContent:
     found = ""
     if int(root.xpath("count(//*)")) <= TRAFILATURA_MAX_ELEMENTS:
-        try:
-            found = trafilatura_markdown(root)
-        except (RecursionError, ValueError, TypeError, AttributeError, IndexError, KeyError):
-            # A page that makes the extractor fail falls back to rypsok's own rendering.
-            found = ""
+        found = _trafilatura(root)
     found_chars = _word_chars(found)
     # trafilatura drops headings when it finds no main block and gathers the page's paragraphs
     # one by one instead; the fallback may hold the same text with its headings.
@@ -172,11 +184,13 @@ def _main_markdown(root: etree._Element) -> MainContent:
     fallback: str | None = None
     if headless:
         fallback = fallback_markdown(root, choice)
-        if (
-            _headings_lost(found_headings, len(_MARKDOWN_HEADING.findall(fallback)))
-            and found_chars <= _word_chars(fallback) <= _SAME_TEXT_SHARE * found_chars
-        ):
+        if _same_text_with_headings(found_chars, found_headings, fallback):
             return MainContent(fallback, "fallback")
+        # The fallback picks one block; where the page's sections are sibling blocks (a
+        # manual's chapters), trafilatura reading the whole cleaned body finds them all.
+        framed = _trafilatura(root, framed=True)
+        if _same_text_with_headings(found_chars, found_headings, framed):
+            return MainContent(framed, "trafilatura")
     if found_chars >= _MIN_MAIN_CHARS and not choice.similar_blocks:
         # More text alone is no reason to leave trafilatura: on blogs and articles the
         # fallback's extra text is the post's metadata, related posts and comment forms

@@ -18,6 +18,7 @@ import re
 from typing import Any, NamedTuple
 
 from rypsok.fetch import charset, clean, signals
+from rypsok.fetch.controls import settle_controls
 from rypsok.fetch.extract import bound_title, main_markdown, page_title
 from rypsok.fetch.feeds import FeedRefused, parse_feed
 from rypsok.fetch.media import Media, MediaKind, UnsupportedMedia, decide, xml_root
@@ -132,6 +133,7 @@ def _html(parsed: ParsedHtml, url: str) -> _Page | WireFailure:
     ids = clean.heading_ids(root)  # before chrome removal, which drops anchor links in headings
     clean.remove_chrome(root, noise)
     clean.unwrap_layout_tables(root)
+    settle_controls(root, url)  # after chrome removal, which drops the headings' marks
     evidence = signals.collect(root, form)
     main = main_markdown(root, title)
     if not _HAS_WORD.search(main.markdown):

@@ -55,6 +55,9 @@ _KEPT_LINE = "\u2424"
 _BLANK_LINE = re.compile(r"^[ \t]*$", re.MULTILINE)
 # Two or more blank lines in a row.
 _BLANK_RUN = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+_HEADING_LINE = re.compile(r"#{1,6}[ \t]")
+# A heading on the line right after a line of text.
+_HEADING_AFTER_TEXT = re.compile(r"(?<=[^\n])\n(?=#{1,6}[ \t])")
 # The opening fence of a code block as trafilatura writes it (at the start of a line, with an
 # optional language); the block ends at a line of the same fence alone.
 _FENCE = re.compile(r"(`{3,})[^`]*$")
@@ -121,8 +124,11 @@ _INLINE_TAGS = frozenset(
 )
 
 
-def trafilatura_markdown(root: etree._Element) -> str:
-    """trafilatura's Markdown of the main content of ``root`` (left as it is), or ""."""
+def trafilatura_markdown(root: etree._Element, *, framed: bool = False) -> str:
+    """trafilatura's Markdown of the main content of ``root`` (left as it is), or "".
+
+    ``framed``: the copy's body is given to trafilatura as its main block (:func:`_framed`).
+    """
     # trafilatura wants lxml.html elements and edits the tree it gets; the fallback needs the
     # original. Serializing the bounded tree and reading it back gives both, and the copy can be
     # no larger or deeper than the bounded tree. No URL is passed: every link target is
@@ -143,6 +149,8 @@ def trafilatura_markdown(root: etree._Element) -> str:
     _quotes(copy)
     _code_blocks(copy)
     _paragraph_divs(copy)
+    if framed:
+        _framed(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
     if not isinstance(result, str):
         return ""
@@ -190,7 +198,9 @@ def _code_blocks(copy: etree._Element) -> None:
     (syntax-highlighting spans, links) has no place in a fenced block; a ``<br>`` or a line's
     block element ends its line, and blank lines are written as trafilatura's kept-line mark
     (``_KEPT_LINE``). trafilatura drops the text that follows a code block in the same parent,
-    so that text becomes a paragraph of its own. A ``<pre>`` in a list item or a table cell is
+    so that text becomes a paragraph of its own. A link without text beside the block (rustdoc's
+    "Run" link, an icon) is removed: trafilatura drops a short block whose links have no text,
+    and the code with it. A ``<pre>`` in a list item or a table cell is
     left as it was: trafilatura cannot put a fenced block there.
     """
     for pre in list(copy.iter("pre")):
@@ -218,6 +228,9 @@ def _code_blocks(copy: etree._Element) -> None:
         top = block
         while (parent := top.getparent()) is not None and _only_wrapper(parent):
             top = parent
+        for sibling in [*top.itersiblings("a"), *top.itersiblings("a", preceding=True)]:
+            if not "".join(sibling.itertext()).strip():
+                drop(sibling)
         if top.tail and top.tail.strip():
             after = etree.Element("p")
             after.text, top.tail = top.tail, None
@@ -445,6 +458,23 @@ def _paragraph_divs(copy: etree._Element) -> None:
                 child.tag = "p"
 
 
+def _framed(copy: etree._Element) -> None:
+    """Wrap the content of the copy's body in a ``<main>``.
+
+    trafilatura first looks for a block that holds the main content (an ``<article>``, a
+    ``<main>``, classes like ``post-content``); on a page without one (DocBook manuals, many
+    older sites) it gathers the page's paragraphs, lists and tables one by one and leaves out
+    every heading. With the body as its ``<main>``, it reads the body in order, headings
+    included; the cleaning already removed the page's chrome.
+    """
+    body = copy.find("body")
+    if body is None:
+        return
+    main = etree.SubElement(body, "main")
+    main.text, body.text = body.text, None
+    main.extend(body[:-1])
+
+
 def _without_indentation(markup: str) -> str:
     """The serialized tree with the page source's indentation removed outside ``pre``,
     ``code`` and ``textarea``: no line break is followed by spaces or tabs.
@@ -635,21 +665,24 @@ def _quoted_lines(markdown: str) -> str:
 
 
 def _spaced_blocks(markdown: str) -> str:
-    """One blank line between blocks: none doubled, and one after each closing code fence.
+    """One blank line between blocks: none doubled, one after each closing code fence and one
+    before each heading.
 
     trafilatura leaves two blank lines in places (around a quote or a code block), which cost
-    ``max_chars`` and say nothing, and writes the block after a code block on the very next
-    line, where every other block is set apart by a blank line. Blank lines inside a code block
-    are its own and stay.
+    ``max_chars`` and say nothing, and writes the block after a code block, and a heading after
+    a line of inline text (a subtitle in a ``<span>``), on the very next line, where every other
+    block is set apart by a blank line. Blank lines inside a code block are its own and stay.
     """
     if "```" not in markdown:
-        return _BLANK_RUN.sub("\n\n", markdown)
+        return _BLANK_RUN.sub("\n\n", _HEADING_AFTER_TEXT.sub("\n\n", markdown))
     lines = markdown.split("\n")
     spaced: list[str] = []
     fence: str | None = None
     for index, line in enumerate(lines):
         if fence is None and not line.strip() and spaced and not spaced[-1].strip():
             continue
+        if fence is None and spaced and spaced[-1].strip() and _HEADING_LINE.match(line):
+            spaced.append("")
         spaced.append(line)
         if fence is None:
             opening = _FENCE.match(line)
