@@ -118,6 +118,50 @@ def test_a_headings_link_to_itself_is_its_text() -> None:
     assert "\n## Creating a map\n" in content and "\n## Reading a map\n" in content
 
 
+@pytest.mark.req("REQ-FETCH-004")
+def test_marks_that_lead_around_the_page_are_removed() -> None:
+    # rustdoc's "§" beside (not inside) a heading, a footnote's way back, "back to top".
+    body = _settled(
+        f"<section><a href='{PAGE}#impl' class='anchor'>\u00a7</a><h3>impl Clone</h3></section>"
+        f"<p>Text<sup><a href='{PAGE}#fn1'>1</a></sup> end.</p>"
+        f"<ol><li id='fn1'>The note. <a href='{PAGE}#r1'>\u21a9</a></li></ol>"
+        f"<p><a href='{PAGE}#top'>\u2191</a> <a href='https://docs.e.org/other.html#x'>\u00b6</a></p>"
+    )
+    assert _markup(body) == (
+        "<body><section><h3>impl Clone</h3></section>"
+        f'<p>Text<sup><a href="{PAGE}#fn1">1</a></sup> end.</p>'
+        '<ol><li id="fn1">The note. </li></ol>'
+        '<p> <a href="https://docs.e.org/other.html#x">\u00b6</a></p></body>'
+    )
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_a_summary_that_holds_a_heading_is_that_heading() -> None:
+    # rustdoc: each method's heading, version and "Source" link in one <summary>, which
+    # trafilatura writes as a heading of its own ("## 1.0.0 · [Source](...)").
+    methods = "".join(
+        f"<details open><summary><section id='m{i}'><span class='rightside'><span>1.0.{i}</span>"
+        f" \u00b7 <a href='https://src.e.org/{i}'>Source</a></span><h4>pub fn method_{i}"
+        f"(&amp;self)</h4></section></summary><div class='docblock'><p>Method {i} returns "
+        "whether the permissions describe a file nobody may write to.</p></div></details>"
+        for i in range(3)
+    )
+    content = job_result(f"<main><h1>Struct Permissions</h1>{ARTICLE}{methods}</main>").content
+    headings = [line for line in content.splitlines() if line.startswith("#")]
+    assert headings == ["# Struct Permissions"] + [
+        f"#### pub fn method\\_{i}(&self)" for i in range(3)
+    ]
+    assert "Method 2 returns whether" in content
+    # A summary without a heading is still the question of its <details>.
+    faq = "".join(
+        f"<details><summary>Can I pay by card {i}?</summary><p>Yes, every card we know of, "
+        "and by bank transfer too.</p></details>"
+        for i in range(3)
+    )
+    content = job_result(f"<main><h1>Payment</h1>{ARTICLE}{faq}</main>").content
+    assert "## Can I pay by card 2?" in content
+
+
 @pytest.mark.parametrize(
     ("markup", "unwrapped"),
     [

@@ -3,7 +3,8 @@
 Documentation sites put controls in and next to their text: a "copy" button inside each code
 block (Node.js), a button that reveals a section under its heading (the accordion of an FAQ),
 a "Copy item path" button beside a title (rustdoc), a heading that is a link to itself (mdBook,
-so that readers can copy its address), the same example in two module systems in one ``<pre>``
+so that readers can copy its address), a "§" or "↩" that links to a place on the page, the same
+example in two module systems in one ``<pre>``
 of which the page shows one at a time (Node.js's ESM and CommonJS). Read as text, they put a
 "copy" at the end of code, lose an FAQ's questions (trafilatura drops every button), join two
 programs into one line, or write each heading as a link. :func:`settle_controls` makes each
@@ -23,8 +24,9 @@ _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 def settle_controls(root: etree._Element, page_url: str) -> None:
     """Remove buttons from code blocks and from beside a heading's text, make a button that
-    is all of a heading's text that text, split a ``<pre>`` of several ``<code>`` blocks, and
-    unlink a heading's link to its own place on the page."""
+    is all of a heading's text that text, split a ``<pre>`` of several ``<code>`` blocks,
+    unlink a heading's link to its own place on the page, and remove the marks that link to
+    a place on the page ("§", "¶", "↩")."""
     page = page_url.partition("#")[0]
     for pre in list(root.iter("pre")):
         for button in list(pre.iter("button")):
@@ -33,9 +35,19 @@ def settle_controls(root: etree._Element, page_url: str) -> None:
     for heading in root.iter(*_HEADINGS):
         _heading_buttons(heading)
         for link in list(heading.iter("a")):
-            href = link.get("href") or ""
-            if "#" in href and href.partition("#")[0] == page:
+            if _here(link, page):
                 unwrap(link)
+    for link in list(root.iter("a")):
+        if _here(link, page) and not any(char.isalnum() for char in text_of(link)):
+            # A permalink beside a heading that is not inside it (rustdoc's "§"), a
+            # footnote's way back ("↩"), "back to top" ("↑"): a way around the page.
+            drop(link)
+
+
+def _here(link: etree._Element, page: str) -> bool:
+    """Whether a link (its target made absolute) leads to a place on the page itself."""
+    href = link.get("href") or ""
+    return "#" in href and href.partition("#")[0] == page
 
 
 def unwrap(el: etree._Element) -> None:

@@ -117,6 +117,7 @@ _FIGURE_CONTENT = ("pre", "blockquote", "p", "ul", "ol", "dl")
 # items, table cells, quotes and definitions have their own steps or their own reading.
 _LOOSE_TEXT_CONTAINERS = ("div", "section", "article", "main", "body", "center")
 _LOOSE_TEXT_MIN_CHARS = 20
+_HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 # Elements that can sit inside a paragraph: a div holding only these (and text) is one.
 _INLINE_TAGS = frozenset(
     "a abbr b bdi bdo br cite code data del dfn em font i img ins kbd mark q s samp small span"
@@ -149,6 +150,7 @@ def trafilatura_markdown(root: etree._Element, *, framed: bool = False) -> str:
     _quotes(copy)
     _code_blocks(copy)
     _paragraph_divs(copy)
+    _summaries(copy)
     if framed:
         _framed(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
@@ -456,6 +458,22 @@ def _paragraph_divs(copy: etree._Element) -> None:
         for child in children[first + 1 : last]:
             if child.tag == "div" and _holds_a_paragraph(child):
                 child.tag = "p"
+
+
+def _summaries(copy: etree._Element) -> None:
+    """Replace each ``<summary>`` that holds a heading by that heading.
+
+    trafilatura writes a ``<summary>`` as a heading, the question of an FAQ in ``<details>``.
+    One that holds a heading of its own wraps it (rustdoc puts each item's heading, its
+    "Source" link and its version in one): as a heading, its links and version became a
+    heading of the outline ("## 1.0.0 · [Source](…)") above the item's own; as a block, the
+    heading went with its links as a block of short links.
+    """
+    for summary in list(copy.iter("summary")):
+        heading = next(summary.iter(*_HEADING_TAGS), None)
+        if heading is not None:
+            heading.tail = summary.tail
+            summary.getparent().replace(summary, heading)
 
 
 def _framed(copy: etree._Element) -> None:
