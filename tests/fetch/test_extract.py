@@ -373,10 +373,13 @@ def test_a_page_cannot_forge_a_quote_or_twin_mark() -> None:
     body = (
         "<p>\u241eNot a quote, \u241e\u241eeither, \u241fnor a \u241ftwin, \u2420nor a start, "
         "<a href='/a'>\u2421</a> nor [\u2421](/b) an empty link.</p>"
+        "<ul><li><code>a</code> \u24220\u2422no\u2423 <a href='/t'>type</a></li>"
+        "<li><code>b</code> <a href='/u'>kind</a> \u24221\u2422link\u2423</li></ul>"
     )
     content = _article_content(ARTICLE + body + ARTICLE)
     assert "Not a quote, either, nor a twin, nor a start, nor \\[\\](/b) an empty link." in content
-    assert not {">", "\u241e", "\u241f", "\u2420", "\u2421"} & set(content)
+    assert "- `a` 0no [type](https://e.org/t)\n- `b` [kind](https://e.org/u) 1link" in content
+    assert not {">", "\u241e", "\u241f", "\u2420", "\u2421", "\u2422", "\u2423"} & set(content)
 
 
 @pytest.mark.req("REQ-FETCH-004")
@@ -684,6 +687,46 @@ def test_a_page_without_a_main_block_keeps_its_headings() -> None:
     assert found.method == "trafilatura"
     for i in range(1, 5):
         assert f"## 4.{i}. Section {i}\n\nParagraph {i}.0 of the manual" in found.markdown
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_short_list_whose_items_say_more_than_their_links_is_kept_with_them() -> None:
+    """Node.js's parameter lists: each type is a short link, and trafilatura deletes a list of
+    under 300 characters whose links are short as navigation (a tenth of the parameter lists
+    of Node.js's API pages)."""
+    parameters = (
+        "<ul><li><code>value</code> <a href='https://mdn.e.org/any'>&lt;any&gt;</a></li>"
+        "<li><code>message</code> <a href='https://mdn.e.org/string'>&lt;string&gt;</a> | "
+        "<a href='https://mdn.e.org/error'>&lt;Error&gt;</a></li></ul>"
+    )
+    heading = "<h4>assert.ok(value[, message])</h4>"
+    page = f"<main><h1>assert</h1>{ARTICLE}{heading}{parameters}{ARTICLE}</main>"
+    alone = trafilatura.extract(page, output_format="markdown", include_links=True) or ""
+    assert "- `message`" not in alone
+    content = job_result(page).content
+    assert (
+        "- `value` [\\<any>](https://mdn.e.org/any)\n- `message` "
+        "[\\<string>](https://mdn.e.org/string) | [\\<Error>](https://mdn.e.org/error)"
+    ) in content
+    # Targets come back as trafilatura writes them: "&" as it is, parentheses in brackets.
+    parameters = (
+        "<ul><li>Returns the <a href='/a?b=1&amp;c=2'>first</a> one</li>"
+        "<li>Or the <a href='/w/A_(b)'>second</a> one</li></ul>"
+    )
+    content = job_result(f"<main><h1>List</h1>{ARTICLE}{parameters}{ARTICLE}</main>").content
+    assert "- Returns the [first](https://e.org/a?b=1&c=2) one" in content
+    assert "- Or the [second](<https://e.org/w/A_(b)>) one" in content
+
+
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_menu_of_short_links_is_still_judged_by_trafilatura() -> None:
+    # CNN's edition menu (newspaper4k's set): a label, then items that are their links.
+    menu = (
+        "<ul><li>EDITION: INTERNATIONAL</li><li><a href='/us'>U.S.</a></li>"
+        "<li><a href='/mx'>M\u00c9XICO</a></li><li><a href='/ar'>ARABIC</a></li></ul>"
+    )
+    content = job_result(f"<main><h1>Weather</h1>{ARTICLE}{menu}{ARTICLE}</main>").content
+    assert "EDITION" not in content and "ARABIC" not in content
 
 
 @pytest.mark.req("REQ-FETCH-004")

@@ -104,8 +104,18 @@ _LINK_BAR = re.compile(
     rf"(?:{_SEPARATOR}{_PLAIN_ITEM})?[ \t]*(?:\n|$)",
     re.MULTILINE,
 )
+# U+2422 and U+2423, likewise: around the text of each link of a short list whose items say
+# more than their links (_listed_links), with the link's number; trafilatura gets the text
+# without the link, and the link is written back into its output (_relinked).
+_LINK_OPEN = "\u2422"
+_LINK_CLOSE = "\u2423"
+_MARKED_LINK = re.compile("\u2422(\\d{1,6})\u2422([^\u2422\u2423\n]*)\u2423")
+# trafilatura judges a list shorter than this by its links (its link-density test).
+_LINK_TESTED_LIST_CHARS = 300
+_LISTED_LINKS_MIN = 2
+_ITEM_CODE = ("code", "kbd", "samp", "var")
 # Removed from the page's text before trafilatura sees it, and from trafilatura's output.
-_MARKS = (_QUOTE_MARK, _TWIN_MARK, _START_MARK, _EMPTY_LINK_MARK)
+_MARKS = (_QUOTE_MARK, _TWIN_MARK, _START_MARK, _EMPTY_LINK_MARK, _LINK_OPEN, _LINK_CLOSE)
 # trafilatura deletes a block that repeats the one before it when longer than this
 # (MIN_DUPLICATE_LENGTH in its settings).
 _TWIN_MIN_CHARS = 50
@@ -141,6 +151,7 @@ def trafilatura_markdown(root: etree._Element, *, framed: bool = False) -> str:
             markup = markup.replace(mark, "")
     copy = lxml.html.document_fromstring(markup)
     _plain_anchors(copy)
+    targets = _listed_links(copy)
     _itemless_lists(copy)
     _loose_text(copy)
     _inline_starts(copy)
@@ -156,10 +167,12 @@ def trafilatura_markdown(root: etree._Element, *, framed: bool = False) -> str:
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
     if not isinstance(result, str):
         return ""
+    if targets:
+        result = _relinked(result, targets)
     if _EMPTY_LINK_MARK in result:
         result = _EMPTY_LINK.sub("", _SPACED_EMPTY_LINK.sub("", result))
         result = result.replace(_EMPTY_LINK_MARK, "")
-    for mark in (_TWIN_MARK, _START_MARK):
+    for mark in (_TWIN_MARK, _START_MARK, _LINK_OPEN, _LINK_CLOSE):
         if mark in result:
             result = result.replace(mark, "")
     return _spaced_blocks(_quoted_lines(_nested_lists(_without_link_bars(result.strip()))))
@@ -303,6 +316,80 @@ def _plain_anchors(copy: etree._Element) -> None:
             and not "".join(anchor.itertext()).strip()
         ):
             anchor.text = _EMPTY_LINK_MARK + (anchor.text or "")
+
+
+def _listed_links(copy: etree._Element) -> list[str]:
+    """Hand trafilatura the links of short lists whose items say more than their links as
+    marked text; return their targets, in the order of their numbers.
+
+    trafilatura deletes a list of under 300 characters with two or more links of under ten
+    characters each as navigation, whatever else its items say. API references write their
+    parameters so: "``value`` <any> The input that is checked.", "``message`` <string> |
+    <Error>", each type a link; a tenth of the parameter lists of Node.js's API pages was
+    lost. A list keeps its links when at least half of its text is outside them, or when each
+    item names something in code outside its links; a menu, whose items are their links, is
+    still judged by trafilatura.
+    """
+    targets: list[str] = []
+    for items in copy.iter("ul", "ol"):
+        # Links with text only (the others are marked already, _plain_anchors); a nested
+        # list's links are spans once its outer list's are marked.
+        links = [link for link in items.iter("a") if "".join(link.itertext()).strip()]
+        if len(links) < _LISTED_LINKS_MIN:
+            continue
+        text_chars = len("".join(items.itertext()).strip())
+        if text_chars >= _LINK_TESTED_LIST_CHARS:
+            continue
+        entries = items.findall("li")
+        if not entries or not all(_says_more(item) for item in entries):
+            continue  # a menu: some items are their links
+        link_chars = sum(len("".join(link.itertext()).strip()) for link in links)
+        if 2 * link_chars > text_chars and not all(_names_code(item) for item in entries):
+            continue
+        for link in links:
+            number = f"{_LINK_OPEN}{len(targets)}{_LINK_OPEN}"
+            # The copy's text and attributes carry each "&" as "&amp;" (_escaped_markup).
+            targets.append((link.get("href") or "").replace("&amp;", "&"))
+            link.tag = "span"
+            link.attrib.clear()
+            link.text = number + (link.text or "")
+            if len(link):
+                link[-1].tail = (link[-1].tail or "") + _LINK_CLOSE
+            else:
+                link.text += _LINK_CLOSE
+    return targets
+
+
+def _says_more(item: etree._Element) -> bool:
+    """Whether a list item holds letters outside its links (or no link at all)."""
+
+    def letters(element: etree._Element) -> int:
+        return sum(char.isalpha() for char in "".join(element.itertext()))
+
+    links = item.findall(".//a")
+    return not links or letters(item) > sum(letters(link) for link in links)
+
+
+def _names_code(item: etree._Element) -> bool:
+    """Whether a list item holds code outside its links (a parameter's name)."""
+    return any(next(code.iterancestors("a"), None) is None for code in item.iter(*_ITEM_CODE))
+
+
+def _relinked(markdown: str, targets: list[str]) -> str:
+    """trafilatura's output with each marked link text written as the link it was."""
+
+    def link(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        if number >= len(targets):
+            return match.group(2)
+        target = targets[number]
+        if any(char in target for char in " <>()"):
+            # As trafilatura writes such a target: in angle brackets, "\", "<", ">" escaped.
+            inner = target.replace("\\", "\\\\").replace("<", "\\<").replace(">", "\\>")
+            target = f"<{inner}>"
+        return f"[{match.group(2)}]({target})"
+
+    return _MARKED_LINK.sub(link, markdown)
 
 
 def _itemless_lists(copy: etree._Element) -> None:
