@@ -56,8 +56,9 @@ _BLANK_LINE = re.compile(r"^[ \t]*$", re.MULTILINE)
 # Two or more blank lines in a row.
 _BLANK_RUN = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _HEADING_LINE = re.compile(r"#{1,6}[ \t]")
-# A heading on the line right after a line of text.
-_HEADING_AFTER_TEXT = re.compile(r"(?<=[^\n])\n(?=#{1,6}[ \t])")
+# A line break before a heading (a pattern that starts with the line break is searched for
+# as a literal; one that starts by looking behind it tries every position, 1.6 ms on 200 KB).
+_BREAK_BEFORE_HEADING = re.compile(r"\n(?=#{1,6}[ \t])")
 # The opening fence of a code block as trafilatura writes it (at the start of a line, with an
 # optional language); the block ends at a line of the same fence alone.
 _FENCE = re.compile(r"(`{3,})[^`]*$")
@@ -779,7 +780,12 @@ def _spaced_blocks(markdown: str) -> str:
     block is set apart by a blank line. Blank lines inside a code block are its own and stay.
     """
     if "```" not in markdown:
-        return _BLANK_RUN.sub("\n\n", _HEADING_AFTER_TEXT.sub("\n\n", markdown))
+
+        def apart(match: re.Match[str]) -> str:
+            start = match.start()
+            return "\n\n" if start and markdown[start - 1] != "\n" else "\n"
+
+        return _BLANK_RUN.sub("\n\n", _BREAK_BEFORE_HEADING.sub(apart, markdown))
     lines = markdown.split("\n")
     spaced: list[str] = []
     fence: str | None = None
