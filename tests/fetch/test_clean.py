@@ -201,6 +201,43 @@ def test_breadcrumbs_and_tables_of_contents_inside_the_article_are_removed(
 
 
 @pytest.mark.req("REQ-FETCH-002")
+@pytest.mark.parametrize(
+    ("section", "kept"),
+    [
+        # Sphinx: a section's id is the slug of its heading, with an anchor before it.
+        (
+            "<section id='editing-and-navigation'><span id='x'></span><h2>Editing and "
+            "Navigation</h2><p>Keys that move the cursor.</p></section>",
+            True,
+        ),
+        (
+            "<div class='section' id='file-menu-shell-and-editor'><h3>File menu (Shell and "
+            "Editor)</h3><p>Keys that move the cursor.</p></div>",
+            True,
+        ),
+        # A heading of chrome's words only is chrome's name; another id is the block's own.
+        (
+            "<section id='table-of-contents'><h2>Table of contents</h2><p>Keys that move the "
+            "cursor.</p></section>",
+            False,
+        ),
+        ("<div id='comments'><h3>Comments</h3><p>Keys that move the cursor.</p></div>", False),
+        ("<div id='sidebar'><h3>Editing</h3><p>Keys that move the cursor.</p></div>", False),
+        (
+            "<div id='navigation'><p>Text first.</p><h3>Navigation keys</h3><p>Keys that move "
+            "the cursor.</p></div>",
+            False,
+        ),
+    ],
+)
+def test_a_sections_id_made_of_its_headings_words_names_its_subject(
+    section: str, kept: bool
+) -> None:
+    page = f"<body><div><h1>Title</h1>{ARTICLE_TEXT * 12}{section}</div></body>"
+    assert ("Keys that move the cursor." in _cleaned(page)) is kept
+
+
+@pytest.mark.req("REQ-FETCH-002")
 def test_a_table_of_contents_that_is_most_of_the_page_stays() -> None:
     # A book's contents page: the list is the page.
     entries = "".join(

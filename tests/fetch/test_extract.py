@@ -719,6 +719,33 @@ def test_a_short_list_whose_items_say_more_than_their_links_is_kept_with_them() 
 
 
 @pytest.mark.req("REQ-FETCH-002")
+def test_a_section_named_after_its_heading_is_not_taken_for_chrome() -> None:
+    """Sphinx (Python's documentation): each section's id is the slug of its heading, and
+    trafilatura discards an element whose id holds "nav", "menu" or "shar"; half of the IDLE
+    chapter went so."""
+    titles = {
+        "menus": "Menus",
+        "editing-and-navigation": "Editing and Navigation",
+        "sharing-files": "Sharing files",
+        "startup": "Startup",
+        "running-code": "Running code",
+        "help-sources": "Help sources",
+        "preferences": "Preferences",
+    }
+    sections = "".join(
+        f"<section id='{slug}'><span id='index-{i}'></span><h2>{title}</h2>{ARTICLE}"
+        f"<p>Section {i} ends here.</p></section>"
+        for i, (slug, title) in enumerate(titles.items())
+    )
+    page = f"<html><body><div class='body' role='main'><h1>IDLE</h1>{sections}</div></body></html>"
+    alone = trafilatura.extract(page, output_format="markdown") or ""
+    assert [f"Section {i} ends here." in alone for i in range(3)] == [False] * 3
+    content = job_result(page).content
+    for i, title in enumerate(titles.values()):
+        assert f"## {title}\n\n" in content and f"Section {i} ends here." in content
+
+
+@pytest.mark.req("REQ-FETCH-002")
 def test_a_menu_of_short_links_is_still_judged_by_trafilatura() -> None:
     # CNN's edition menu (newspaper4k's set): a label, then items that are their links.
     menu = (

@@ -135,6 +135,21 @@ _DECORATION_TOKENS = frozenset({"headerlink", "editsection", "anchorjs"})
 _CONTENT_TOKENS = frozenset(
     {"content", "article", "main", "post", "entry", "body", "story", "text", "page"}
 )
+# Every word that makes an id or class name chrome, whatever the rule.
+_MARKED_WORDS = (
+    _CHROME_TOKENS
+    | _DECORATION_TOKENS
+    | _RELATED_WIDGET_TOKENS
+    | _RECIRCULATION_TOKENS
+    | _NAVIGATION_TOKENS
+    | _COMMENT_SECTION_TOKENS
+    | {"related", "comment", "table"}
+)
+# Words of a heading that names chrome ("Table of contents", "Share this", "Related posts").
+_CHROME_WORDS = _MARKED_WORDS | _RELATED_ITEMS | {"contents", "comments", "more"} | frozenset(
+    "a an and the of on in to for this that our your with us me".split()
+)
+_WORDS = re.compile(r"[^\W\d_]+")
 _NAMED_CHROME_SHARE = 0.3  # a block named like chrome holds at most this share of the text
 _LAYOUT_CELLS = 200  # table cells examined as possible navigation columns
 _NAV_CELL_CHARS = 300
@@ -244,8 +259,41 @@ class Noise:
 
 
 def _marker_tokens(el: etree._Element) -> set[str]:
-    marker = f"{el.get('id') or ''} {el.get('class') or ''}".lower()
-    return set(_TOKEN_SPLIT.split(marker)) - {""}
+    ident = (el.get("id") or "").lower()
+    tokens = set(_TOKEN_SPLIT.split(f"{ident} {el.get('class') or ''}".lower())) - {""}
+    if ident and tokens & _MARKED_WORDS and names_its_section(el):
+        tokens = set(_TOKEN_SPLIT.split((el.get("class") or "").lower())) - {""}
+    return tokens
+
+
+def names_its_section(el: etree._Element) -> bool:
+    """Whether ``el``'s id is the name of the section it is: made of the words of the heading
+    it opens with, which says more than chrome's words.
+
+    Sphinx and other generators give each section the slug of its heading as its id:
+    "editing-and-navigation" for "Editing and Navigation", "file-menu" for "File menu". Such
+    an id names what the section is about, not what part of the page it is; a section headed
+    "Table of contents", "Comments" or "Navigation" is still named as chrome.
+    """
+    ident = el.get("id")
+    heading = _opening_heading(el) if ident else None
+    if heading is None or ident is None:
+        return False
+    words = set(_WORDS.findall(text_of(heading).lower()))
+    return set(_WORDS.findall(ident.lower())) <= words and bool(words - _CHROME_WORDS)
+
+
+def _opening_heading(el: etree._Element) -> etree._Element | None:
+    """The heading ``el`` opens with: its first child after empty elements only (the anchors
+    Sphinx puts before a section's heading), with no text before it."""
+    if (el.text or "").strip():
+        return None
+    for child in el:
+        if child.tag in _HEADING_TAGS:
+            return child
+        if len(child) or (child.text or "").strip() or (child.tail or "").strip():
+            return None
+    return None
 
 
 def _names_chrome(tokens: set[str]) -> bool:

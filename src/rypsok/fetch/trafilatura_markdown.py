@@ -27,7 +27,7 @@ import lxml.html
 import trafilatura
 from lxml import etree
 
-from rypsok.fetch.clean import drop
+from rypsok.fetch.clean import drop, names_its_section
 from rypsok.fetch.markdown import (
     LINK_PATTERN,
     LINK_TARGET_PATTERN,
@@ -163,6 +163,7 @@ def trafilatura_markdown(root: etree._Element, *, framed: bool = False) -> str:
     _code_blocks(copy)
     _paragraph_divs(copy)
     _summaries(copy)
+    _anchor_ids(copy)
     if framed:
         _framed(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
@@ -546,6 +547,23 @@ def _paragraph_divs(copy: etree._Element) -> None:
         for child in children[first + 1 : last]:
             if child.tag == "div" and _holds_a_paragraph(child):
                 child.tag = "p"
+
+
+def _anchor_ids(copy: etree._Element) -> None:
+    """Remove the ids of headings, and of sections whose id is the name of the section.
+
+    trafilatura discards any element whose id holds "nav", "menu", "share", "related",
+    "tags", "author" and the like, as page chrome. Sphinx and other generators give each
+    section the slug of its heading as its id, so a section headed "Editing and Navigation"
+    or "File menu" went with its text (half of Python's IDLE page). The cleaning judged the
+    page's ids already; these name what the section is about (``clean.names_its_section``).
+    """
+    for heading in copy.iter(*_HEADING_TAGS):
+        if "id" in heading.attrib:
+            del heading.attrib["id"]
+        parent = heading.getparent()
+        if parent is not None and "id" in parent.attrib and names_its_section(parent):
+            del parent.attrib["id"]
 
 
 def _summaries(copy: etree._Element) -> None:
