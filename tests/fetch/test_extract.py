@@ -745,6 +745,20 @@ def test_a_section_named_after_its_heading_is_not_taken_for_chrome() -> None:
         assert f"## {title}\n\n" in content and f"Section {i} ends here." in content
 
 
+@pytest.mark.req("REQ-FETCH-004")
+@pytest.mark.parametrize(
+    ("heading", "line"),
+    [
+        # latex2html (Python's old manuals): anchors and a line break before the title
+        ("<h2><a name='s1'></a>\n<br>\n1.1.1 Http Objects\n</h2>", "## 1.1.1 Http Objects"),
+        ("<h2>Title<br>Subtitle here</h2>", "## Title Subtitle here"),
+    ],
+)
+def test_a_heading_on_two_lines_is_one_heading(heading: str, line: str) -> None:
+    content = job_result(f"<main><h1>Top</h1>{ARTICLE}{heading}{ARTICLE}</main>").content
+    assert f"\n\n{line}\n\n" in content
+
+
 @pytest.mark.req("REQ-FETCH-002")
 def test_a_menu_of_short_links_is_still_judged_by_trafilatura() -> None:
     # CNN's edition menu (newspaper4k's set): a label, then items that are their links.

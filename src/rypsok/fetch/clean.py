@@ -146,8 +146,11 @@ _MARKED_WORDS = (
     | {"related", "comment", "table"}
 )
 # Words of a heading that names chrome ("Table of contents", "Share this", "Related posts").
-_CHROME_WORDS = _MARKED_WORDS | _RELATED_ITEMS | {"contents", "comments", "more"} | frozenset(
-    "a an and the of on in to for this that our your with us me".split()
+_CHROME_WORDS = (
+    _MARKED_WORDS
+    | _RELATED_ITEMS
+    | {"contents", "comments", "more"}
+    | frozenset("a an and the of on in to for this that our your with us me".split())
 )
 _WORDS = re.compile(r"[^\W\d_]+")
 _NAMED_CHROME_SHARE = 0.3  # a block named like chrome holds at most this share of the text

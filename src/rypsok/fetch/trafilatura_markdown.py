@@ -164,6 +164,7 @@ def trafilatura_markdown(root: etree._Element, *, framed: bool = False) -> str:
     _paragraph_divs(copy)
     _summaries(copy)
     _anchor_ids(copy)
+    _heading_breaks(copy)
     if framed:
         _framed(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
@@ -564,6 +565,20 @@ def _anchor_ids(copy: etree._Element) -> None:
         parent = heading.getparent()
         if parent is not None and "id" in parent.attrib and names_its_section(parent):
             del parent.attrib["id"]
+
+
+def _heading_breaks(copy: etree._Element) -> None:
+    """Make each line break in a heading a space.
+
+    A browser shows a heading with a ``<br>`` as one heading on two lines; trafilatura ended
+    the heading there and made the rest a paragraph, and a heading that starts with one
+    (latex2html's Python manuals: ``<h2><a name=...></a><br>1.1.1 Http Objects</h2>``) came
+    out as an empty "## " above its own title.
+    """
+    for heading in copy.iter(*_HEADING_TAGS):
+        for line_break in list(heading.iter("br")):
+            line_break.tail = " " + (line_break.tail or "")
+            drop(line_break)
 
 
 def _summaries(copy: etree._Element) -> None:
