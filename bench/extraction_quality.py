@@ -64,13 +64,17 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "fetch" / "corpus"
 
 _LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
+# A backslash escape of Markdown (any ASCII punctuation): "ttl\_seconds" reads "ttl_seconds".
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 _WORD = re.compile(r"\w+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 def tokens(text: str) -> list[str]:
-    """Tokens of a text: Markdown link targets dropped, words case-folded, CJK per character."""
-    text = unicodedata.normalize("NFKC", _LINK_TARGET.sub("]", text)).casefold()
+    """Tokens of a text: Markdown link targets and backslash escapes dropped, words
+    case-folded, CJK per character."""
+    text = _ESCAPED.sub(r"\1", _LINK_TARGET.sub("]", text))
+    text = unicodedata.normalize("NFKC", text).casefold()
     found: list[str] = []
     for word in _WORD.findall(text):
         if _CJK.search(word):

@@ -745,6 +745,23 @@ def test_a_section_named_after_its_heading_is_not_taken_for_chrome() -> None:
         assert f"## {title}\n\n" in content and f"Section {i} ends here." in content
 
 
+@pytest.mark.req("REQ-FETCH-002")
+def test_a_title_block_with_an_empty_web_component_keeps_its_title() -> None:
+    # rustdoc: <rustdoc-toolbar> is filled by a script; trafilatura dropped the block.
+    head = (
+        "<div class='main-heading'><h1>Function <span>read_to_string</span></h1>"
+        "<rustdoc-toolbar></rustdoc-toolbar><span><span>1.26.0</span> \u00b7 "
+        "<a href='https://src.e.org/fs.rs'>Source</a></span></div>"
+    )
+    page = f"<main><section id='main-content'>{head}{ARTICLE}</section></main>"
+    alone = trafilatura.extract(page, output_format="markdown", favor_recall=True) or ""
+    assert "Function" not in alone
+    assert job_result(page).content.startswith("# Function read\\_to\\_string\n\n")
+    # A web component with content is the page's, and stays.
+    page = f"<main><h1>Cards</h1>{ARTICLE}<info-card><p>Inside the card.</p></info-card></main>"
+    assert "Inside the card." in job_result(page).content
+
+
 @pytest.mark.req("REQ-FETCH-004")
 @pytest.mark.parametrize(
     ("heading", "line"),

@@ -78,6 +78,9 @@ _WHITE_SPACE_STYLE = re.compile(r'style="[^"]*white-space')
 # fenced block as trafilatura writes them, and in another <pre>, whose text takes its text.
 _NO_FENCE_INSIDE = ("pre", "li", "td", "th")
 _PARAGRAPH_PARENTS = etree.XPath("//p/..")
+_EMPTY_CUSTOM_ELEMENTS = etree.XPath(
+    "//*[contains(local-name(), '-')][not(*)][not(normalize-space())]"
+)
 # U+241E, a printable symbol trafilatura keeps (it deletes private-use characters) and never
 # left in the page's text: starts each paragraph of a <blockquote> in trafilatura's copy, once
 # per level (:func:`_quotes`), and becomes ">" in its output.
@@ -165,6 +168,7 @@ def trafilatura_markdown(root: etree._Element, *, framed: bool = False) -> str:
     _summaries(copy)
     _anchor_ids(copy)
     _heading_breaks(copy)
+    _empty_custom_elements(copy)
     if framed:
         _framed(copy)
     result = trafilatura.extract(copy, url=None, **TRAFILATURA_OPTIONS)
@@ -565,6 +569,17 @@ def _anchor_ids(copy: etree._Element) -> None:
         parent = heading.getparent()
         if parent is not None and "id" in parent.attrib and names_its_section(parent):
             del parent.attrib["id"]
+
+
+def _empty_custom_elements(copy: etree._Element) -> None:
+    """Remove the custom elements (a ``-`` in the name) that hold nothing.
+
+    Web components that a script fills (rustdoc's ``<rustdoc-toolbar>``) are empty in the
+    page as served; trafilatura drops a short block that holds an element it does not know
+    together with everything in it: rustdoc's title block, its ``<h1>`` included.
+    """
+    for element in _EMPTY_CUSTOM_ELEMENTS(copy):
+        drop(element)
 
 
 def _heading_breaks(copy: etree._Element) -> None:
