@@ -253,6 +253,8 @@ def test_a_table_of_contents_that_is_most_of_the_page_stays() -> None:
     [
         "<section id='related-work'><h2>Related work</h2><p>Earlier studies.</p></section>",
         "<div class='related-posts entry-content'><p>Earlier studies.</p></div>",
+        # a table's contents are not a table of contents
+        "<div class='table-contents'><table><tr><td>Earlier studies.</td></tr></table></div>",
     ],
 )
 def test_content_merely_named_related_stays_inside_the_article(section: str) -> None:

@@ -315,7 +315,7 @@ def _names_related_widget(tokens: set[str]) -> bool:
 
 def _names_navigation(tokens: set[str]) -> bool:
     """Tokens that name a breadcrumb trail or a table of contents."""
-    return bool(tokens & _NAVIGATION_TOKENS) or {"table", "contents"} <= tokens
+    return bool(tokens & _NAVIGATION_TOKENS) or {"table", "of", "contents"} <= tokens
 
 
 def _names_comment_section(tokens: set[str]) -> bool:
