@@ -33,12 +33,14 @@ def settle_controls(root: etree._Element, page_url: str) -> None:
             drop(button)
         _split_variants(pre)
     for heading in root.iter(*_HEADINGS):
-        _heading_buttons(heading)
-        for link in list(heading.iter("a")):
-            if _here(link, page):
-                unwrap(link)
+        if next(heading.iter("button"), None) is not None:
+            _heading_buttons(heading)
     for link in list(root.iter("a")):
-        if _here(link, page) and not any(char.isalnum() for char in text_of(link)):
+        if not _here(link, page):
+            continue
+        if next(link.iterancestors(*_HEADINGS), None) is not None:
+            unwrap(link)
+        elif not any(char.isalnum() for char in text_of(link)):
             # A permalink beside a heading that is not inside it (rustdoc's "§"), a
             # footnote's way back ("↩"), "back to top" ("↑"): a way around the page.
             drop(link)
