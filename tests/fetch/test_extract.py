@@ -375,11 +375,14 @@ def test_a_page_cannot_forge_a_quote_or_twin_mark() -> None:
         "<a href='/a'>\u2421</a> nor [\u2421](/b) an empty link.</p>"
         "<ul><li><code>a</code> \u24220\u2422no\u2423 <a href='/t'>type</a></li>"
         "<li><code>b</code> <a href='/u'>kind</a> \u24221\u2422link\u2423</li></ul>"
+        "<p>\u24250\u2425 not a list</p>"
     )
     content = _article_content(ARTICLE + body + ARTICLE)
     assert "Not a quote, either, nor a twin, nor a start, nor \\[\\](/b) an empty link." in content
     assert "- `a` 0no [type](https://e.org/t)\n- `b` [kind](https://e.org/u) 1link" in content
-    assert not {">", "\u241e", "\u241f", "\u2420", "\u2421", "\u2422", "\u2423"} & set(content)
+    assert not {">", "\u241e", "\u241f", "\u2420", "\u2421", "\u2422", "\u2423", "\u2425"} & set(
+        content
+    )
 
 
 @pytest.mark.req("REQ-FETCH-004")
@@ -479,16 +482,16 @@ def test_the_fallback_writes_a_definition_list_the_same_way() -> None:
 
 
 @pytest.mark.req("REQ-FETCH-002")
-def test_a_pre_in_a_list_item_or_a_table_cell_stays_inline() -> None:
-    # A fenced block cannot sit in a Markdown list item or table cell as trafilatura writes them.
+def test_a_pre_in_a_table_cell_stays_inline_and_in_a_list_item_is_its_code_block() -> None:
+    # A fenced block cannot sit in a Markdown table row; in a list item it is one of the
+    # item's blocks (the list is rendered by rypsok, _block_lists).
     page = _code_page(
         "<ul><li>Run <pre>make</pre> then done.</li></ul>"
         "<table><tr><td><pre>x = 1</pre></td><td>value</td></tr></table>"
     )
     content = main_markdown(_root(page)).markdown
-    assert "- Run make then done." in content
+    assert "- Run\n\n  ```\n  make\n  ```\n\n  then done.\n" in content
     assert "| x = 1 | value |" in content
-    assert "```" not in content
 
 
 def _article_content(body: str, container: str = "article") -> str:
@@ -866,6 +869,59 @@ def test_the_markdown_renderer_keeps_the_structure() -> None:
         "| a | b\\|c |\n|---|---|\n| 1 | 2 |\n\n"
         "\\# not a heading"
     )
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_the_markdown_renderer_keeps_each_block_of_a_list_item() -> None:
+    page = (
+        "<div><ol><li><p>Install it:</p><pre>pip install rypsok</pre></li>"
+        "<li>Run <code>rypsok `serve`</code>:<ul><li>over stdio</li><li>over HTTP</li></ul>"
+        "</li></ol><p><code>`a`</code> and <code>b``c</code></p></div>"
+    )
+    parsed = parse_html(page)
+    assert parsed.root is not None
+    body = parsed.root.find("body")
+    assert to_markdown(body) == (
+        "1. Install it:\n\n   ```\n   pip install rypsok\n   ```\n"
+        "2. Run `` rypsok `serve` ``:\n   - over stdio\n   - over HTTP\n\n"
+        "`` `a` `` and ```b``c```"
+    )
+
+
+@pytest.mark.req("REQ-FETCH-004")
+def test_a_list_whose_items_hold_blocks_keeps_them() -> None:
+    """trafilatura writes a list item on one line: a tutorial's code blocks lost their lines
+    and an FAQ's answers ran into their questions (libxslt's FAQ)."""
+    steps = (
+        "<ol><li><p>Install the package:</p><pre><code>pip install rypsok\nrypsok --version"
+        "</code></pre></li><li><p>Start it:</p><pre>rypsok serve</pre></li></ol>"
+    )
+    page = f"<main><h1>Tutorial</h1>{ARTICLE}{steps}{ARTICLE}</main>"
+    alone = trafilatura.extract(page, output_format="markdown") or ""
+    assert "1. Install the package:" not in alone and "```\nrypsok serve" not in alone
+    content = job_result(page).content
+    assert (
+        "1. Install the package:\n\n   ```\n   pip install rypsok\n   rypsok --version\n"
+        "   ```\n2. Start it:\n\n   ```\n   rypsok serve\n   ```"
+    ) in content
+    faq = (
+        "<ol><li><em>Why?</em><p>First answer &amp; more.</p><p>Second answer.</p></li>"
+        "<li><em>How?</em><p>Like <a href='/x?a=1&amp;b=2'>this</a>.</p></li></ol>"
+    )
+    content = job_result(f"<main><h1>FAQ</h1>{ARTICLE}{faq}{ARTICLE}</main>").content
+    assert (
+        "1. *Why?*\n\n   First answer & more.\n\n   Second answer.\n"
+        "2. *How?*\n\n   Like [this](https://e.org/x?a=1&b=2)."
+    ) in content
+    # In a table cell, whose Markdown row cannot hold blocks, trafilatura writes the list.
+    table = (
+        "<table><tr><th>Tool</th><th>Steps</th></tr><tr><td>pip</td><td><ol><li>Install:"
+        "<pre>pip install rypsok</pre></li><li>Start:<pre>rypsok serve</pre></li></ol></td>"
+        "</tr></table>"
+    )
+    content = job_result(f"<main><h1>Table</h1>{ARTICLE}{table}{ARTICLE}</main>").content
+    assert "| pip |" in content and "rypsok serve" in content
+    assert "\u2425" not in content and "```" not in content
 
 
 @pytest.mark.req("REQ-PAGE-006")

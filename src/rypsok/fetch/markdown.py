@@ -74,6 +74,8 @@ _BLOCK_START = re.compile(r"^(#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|```|~~~|={3,}\s*$
 
 
 _MAY_START_BLOCK = frozenset("#-*+>`~=0123456789")
+_LIST_START = re.compile(r"(?:[-*+]|\d{1,9}[.)]) ")
+_BACKTICKS = re.compile(r"`+")
 
 
 def escape_block_start(text: str) -> str:
@@ -109,10 +111,20 @@ def _inline_child(el: etree._Element) -> str:
     if tag in ("em", "i"):
         return f"*{text}*"
     if tag in ("code", "kbd", "samp", "tt"):
-        return f"`{text}`"
+        return _code_span(text)
     if tag == "q":
         return f"\u201c{text}\u201d"  # the quotation marks a browser adds
     return inner
+
+
+def _code_span(text: str) -> str:
+    """``text`` as a code span: fenced by one backtick more than its longest run of them, and
+    padded with a space where it starts or ends with one (CommonMark)."""
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in _BACKTICKS.findall(text)) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _paragraph(text: str) -> str:
@@ -155,11 +167,19 @@ def _list(el: etree._Element, ordered: bool) -> list[str]:
             continue
         marker = f"{number}. " if ordered else "- "
         number += 1
-        body = "\n".join(_blocks(child)).split("\n")
+        # An item's blocks are set apart by a blank line, as between other blocks; a nested
+        # list follows its item's text directly (a tight list).
+        blocks = _blocks(child)
+        body = "".join(
+            ("\n" if index == 0 or _LIST_START.match(block) else "\n\n") + block
+            for index, block in enumerate(blocks)
+        )[1:].split("\n")
         if not body or not body[0].strip():
             continue
         indent = " " * len(marker)
-        items.append(marker + body[0] + "".join("\n" + indent + line for line in body[1:]))
+        items.append(
+            marker + body[0] + "".join("\n" + (indent + line if line else "") for line in body[1:])
+        )
     return ["\n".join(items)] if items else []
 
 
@@ -217,3 +237,8 @@ def plain_term(dt: etree._Element) -> bool:
 def to_markdown(el: etree._Element) -> str:
     """Render ``el`` and its descendants as Markdown."""
     return "\n\n".join(b for b in _blocks(el) if b.strip())
+
+
+def list_markdown(el: etree._Element) -> str:
+    """Render a ``<ul>`` or ``<ol>`` as a Markdown list, each block of an item kept."""
+    return "\n\n".join(_list(el, ordered=el.tag == "ol"))

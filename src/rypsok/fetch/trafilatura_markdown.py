@@ -32,6 +32,7 @@ from rypsok.fetch.markdown import (
     LINK_PATTERN,
     LINK_TARGET_PATTERN,
     escape_block_start,
+    list_markdown,
     plain_term,
 )
 
@@ -121,8 +122,22 @@ _MARKED_LINK = re.compile("\u2422(\\d{1,6})\u2422([^\u2422\u2423\n]*)\u2423")
 _LINK_TESTED_LIST_CHARS = 300
 _LISTED_LINKS_MIN = 2
 _ITEM_CODE = ("code", "kbd", "samp", "var")
+# U+2425, likewise: starts the paragraph that stands in trafilatura's copy for a list whose
+# items hold blocks (_block_lists), with the list's number; the list is rendered by rypsok.
+_LIST_MARK = "\u2425"
+_LIST_LINE = re.compile("^.*\u2425(\\d{1,6})\u2425.*$", re.MULTILINE)
+# Blocks that trafilatura runs into their list item's line (a code block loses its lines).
+_ITEM_BLOCKS = ("p", "pre", "blockquote", "table", "dl")
 # Removed from the page's text before trafilatura sees it, and from trafilatura's output.
-_MARKS = (_QUOTE_MARK, _TWIN_MARK, _START_MARK, _EMPTY_LINK_MARK, _LINK_OPEN, _LINK_CLOSE)
+_MARKS = (
+    _QUOTE_MARK,
+    _TWIN_MARK,
+    _START_MARK,
+    _EMPTY_LINK_MARK,
+    _LINK_OPEN,
+    _LINK_CLOSE,
+    _LIST_MARK,
+)
 # trafilatura deletes a block that repeats the one before it when longer than this
 # (MIN_DUPLICATE_LENGTH in its settings).
 _TWIN_MIN_CHARS = 50
@@ -157,6 +172,7 @@ def trafilatura_markdown(root: etree._Element, *, framed: bool = False) -> str:
         if mark in markup:  # the marks are rypsok's, never the page's
             markup = markup.replace(mark, "")
     copy = lxml.html.document_fromstring(markup)
+    lists = _block_lists(copy)
     _plain_anchors(copy)
     targets = _listed_links(copy)
     _itemless_lists(copy)
@@ -186,7 +202,54 @@ def trafilatura_markdown(root: etree._Element, *, framed: bool = False) -> str:
     for mark in (_TWIN_MARK, _START_MARK, _LINK_OPEN, _LINK_CLOSE):
         if mark in result:
             result = result.replace(mark, "")
-    return _spaced_blocks(_quoted_lines(_nested_lists(_without_link_bars(result.strip()))))
+    result = _spaced_blocks(_quoted_lines(_nested_lists(_without_link_bars(result.strip()))))
+    if lists:
+        result = _LIST_LINE.sub(lambda m: _listed(lists, m), result)
+    return result.replace(_LIST_MARK, "") if _LIST_MARK in result else result
+
+
+def _block_lists(copy: etree._Element) -> list[str]:
+    """Render each list whose items hold blocks, and put a marked paragraph of its text in its
+    place in trafilatura's copy; return the lists' Markdown, in the order of their numbers.
+
+    trafilatura writes a list item on one line: a tutorial's steps lost the lines of their
+    code blocks ("1. Install it: pip install rypsok" for a step and its ``<pre>``), and an
+    FAQ's answers ran into their questions. Such a list (a ``<pre>``, or two blocks, in one of
+    its items; not inside a table cell or a quote, whose Markdown cannot hold it) is written
+    by :mod:`rypsok.fetch.markdown`, which keeps each block of an item; trafilatura still
+    judges its text, as the paragraph that stands in for it.
+    """
+    rendered: list[str] = []
+    for items in list(copy.iter("ul", "ol")):
+        if (
+            items.getparent() is None
+            or next(items.iterancestors("li", "td", "th", "blockquote"), None) is not None
+            or not any(_holds_blocks(item) for item in items.iter("li"))
+        ):
+            continue
+        # The copy carries each "&" of the page as "&amp;" (_escaped_markup).
+        markdown = list_markdown(items).replace("&amp;", "&")
+        if not markdown.strip():
+            continue
+        stand_in = etree.Element("p")
+        stand_in.text = f"{_LIST_MARK}{len(rendered)}{_LIST_MARK} " + " ".join(
+            "".join(items.itertext()).split()
+        )
+        stand_in.tail = items.tail
+        items.getparent().replace(items, stand_in)
+        rendered.append(markdown)
+    return rendered
+
+
+def _holds_blocks(item: etree._Element) -> bool:
+    """Whether a list item holds a ``<pre>`` or two blocks of its own."""
+    blocks = [child for child in item if child.tag in _ITEM_BLOCKS]
+    return len(blocks) > 1 or any(block.tag == "pre" for block in blocks)
+
+
+def _listed(lists: list[str], match: re.Match[str]) -> str:
+    number = int(match.group(1))
+    return lists[number] if number < len(lists) else ""
 
 
 def _escaped_markup(root: etree._Element) -> str:
