@@ -780,6 +780,27 @@ def test_a_heading_on_two_lines_is_one_heading(heading: str, line: str) -> None:
 
 
 @pytest.mark.req("REQ-FETCH-002")
+def test_an_index_of_named_entries_keeps_the_names() -> None:
+    # rustdoc's index of a module's items: each name a link, then what the item is.
+    items = "".join(
+        f"<dt><a class='struct' href='struct.{name}.html'>{name}</a></dt><dd>{what}</dd>"
+        for name, what in [
+            ("DirBuilder", "A builder used to create directories in various manners."),
+            ("DirEntry", "Entries returned by the ReadDir iterator."),
+            ("File", "An object providing access to an open file on the filesystem."),
+        ]
+    )
+    index = f"<h2>Structs</h2><dl class='item-table'>{items}</dl>"
+    page = f"<main><h1>Module fs</h1>{ARTICLE}{index}</main>"
+    content = job_result(page, url="https://doc.e.org/std/fs/index.html").content
+    assert (
+        "## Structs\n\n**[DirBuilder](https://doc.e.org/std/fs/struct.DirBuilder.html)**\n\n"
+        "A builder used to create directories in various manners.\n\n"
+        "**[DirEntry](https://doc.e.org/std/fs/struct.DirEntry.html)**"
+    ) in content
+
+
+@pytest.mark.req("REQ-FETCH-002")
 def test_a_menu_of_short_links_is_still_judged_by_trafilatura() -> None:
     # CNN's edition menu (newspaper4k's set): a label, then items that are their links.
     menu = (

@@ -180,7 +180,7 @@ def trafilatura_markdown(root: etree._Element, *, framed: bool = False) -> str:
     _inline_starts(copy)
     _twins(copy)
     _figures(copy)
-    _definition_lists(copy)
+    _definition_lists(copy, targets)
     _quotes(copy)
     _code_blocks(copy)
     _paragraph_divs(copy)
@@ -420,18 +420,24 @@ def _listed_links(copy: etree._Element) -> list[str]:
         link_chars = sum(len("".join(link.itertext()).strip()) for link in links)
         if 2 * link_chars > text_chars and not all(_names_code(item) for item in entries):
             continue
-        for link in links:
-            number = f"{_LINK_OPEN}{len(targets)}{_LINK_OPEN}"
-            # The copy's text and attributes carry each "&" as "&amp;" (_escaped_markup).
-            targets.append((link.get("href") or "").replace("&amp;", "&"))
-            link.tag = "span"
-            link.attrib.clear()
-            link.text = number + (link.text or "")
-            if len(link):
-                link[-1].tail = (link[-1].tail or "") + _LINK_CLOSE
-            else:
-                link.text += _LINK_CLOSE
+        _mark_links(links, targets)
     return targets
+
+
+def _mark_links(links: list[etree._Element], targets: list[str]) -> None:
+    """Make each link a span of marked text (see ``_LINK_OPEN``); its target goes to
+    ``targets``, under the number the mark carries."""
+    for link in links:
+        number = f"{_LINK_OPEN}{len(targets)}{_LINK_OPEN}"
+        # The copy's text and attributes carry each "&" as "&amp;" (_escaped_markup).
+        targets.append((link.get("href") or "").replace("&amp;", "&"))
+        link.tag = "span"
+        link.attrib.clear()
+        link.text = number + (link.text or "")
+        if len(link):
+            link[-1].tail = (link[-1].tail or "") + _LINK_CLOSE
+        else:
+            link.text += _LINK_CLOSE
 
 
 def _says_more(item: etree._Element) -> bool:
@@ -568,7 +574,7 @@ def _figures(copy: etree._Element) -> None:
                 caption.tag = "p"
 
 
-def _definition_lists(copy: etree._Element) -> None:
+def _definition_lists(copy: etree._Element, targets: list[str]) -> None:
     """Write each ``<dl>`` as paragraphs: a term in bold, then its definition's blocks.
 
     trafilatura renders a definition list as one flat list: every term and every definition
@@ -576,12 +582,16 @@ def _definition_lists(copy: etree._Element) -> None:
     definition flattened into one line of prose. API references (Sphinx), command-line
     options and glossaries are written this way. A term of text and inline elements becomes a
     bold paragraph; a definition becomes a ``div`` of paragraphs and the blocks it holds, so
-    that its ``<pre>`` is fenced like any other.
+    that its ``<pre>`` is fenced like any other. A term that is all link (rustdoc's index of a
+    module's items: the item's name, then what it is) would be a paragraph of links only,
+    which trafilatura drops: its links go to trafilatura marked (``_mark_links``).
     """
     for part in list(copy.iter("dl", "dt", "dd")):
         if part.tag == "dl":
             part.tag = "div"
         elif part.tag == "dt" and plain_term(part):
+            if _named_entry(part):
+                _mark_links([link for link in part.iter("a") if link.get("href")], targets)
             bold = etree.SubElement(part, "b")
             bold.text, part.text = part.text, None
             for child in list(part)[:-1]:
@@ -590,6 +600,19 @@ def _definition_lists(copy: etree._Element) -> None:
         else:
             _paragraph_runs(part)
             part.tag = "div"
+
+
+def _named_entry(term: etree._Element) -> bool:
+    """Whether a ``<dt>`` is all link and the definition after it says something."""
+    definition = term.getnext()
+    if definition is None or definition.tag != "dd":
+        return False
+    links = "".join(text for link in term.iter("a") for text in link.itertext()).strip()
+    return (
+        bool(links)
+        and links == "".join(term.itertext()).strip()
+        and any(char.isalpha() for char in "".join(definition.itertext()))
+    )
 
 
 def _holds_a_paragraph(div: etree._Element) -> bool:
